@@ -1,0 +1,420 @@
+"""The routing view of a subnet: nodes, ports, links and LIDs as arrays.
+
+Routing engines, LID assignment, table checks and exporters work on a
+:class:`FabricGraph`, never on simulation objects, so they run without a
+simulation and are easy to test on literal topologies::
+
+    g = FabricGraph(
+        [NodeSpec("sw1", True, 4, lid=1), NodeSpec("h1", False, 1, lid=2)],
+        [Link(0, 1, 1, 1)],
+    )
+
+Nodes are switches and channel adapters (CAs).  Ports are numbered as in
+InfiniBand, from 1; port 0 of a switch is its management port, which owns the
+switch's LID.  Every LID holder is an *endpoint*: port 0 of each switch and
+each connected CA port, each with a base LID and an LMC (it owns LIDs
+``lid .. lid + 2**lmc - 1``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import attrs
+import networkx as nx
+import numpy as np
+
+__all__ = ["Link", "NodeSpec", "FabricGraph", "MAX_UNICAST_LID"]
+
+#: The highest unicast LID (0xBFFF); 0xC000 and up are multicast.
+MAX_UNICAST_LID = 0xBFFF
+
+
+def _frozen_dict(m: Mapping | None) -> dict:
+    return dict(m or {})
+
+
+@attrs.frozen
+class NodeSpec:
+    """A node of the fabric.
+
+    ``lid`` is the LID of a switch's port 0 or of a CA's first connected port
+    (0 = not assigned yet); ``port_lids`` gives the LIDs of a CA's other
+    ports.  ``guid`` 0 means "derive one from the name".
+    """
+
+    name: str
+    is_switch: bool
+    num_ports: int
+    lid: int = 0
+    lmc: int = attrs.field(default=0, validator=attrs.validators.and_(attrs.validators.ge(0), attrs.validators.le(7)))
+    guid: int = 0
+    port_lids: Mapping[int, int] = attrs.field(factory=dict, converter=_frozen_dict, hash=False)
+    desc: str = ""
+
+
+@attrs.frozen
+class Link:
+    """A link between port ``port_a`` of node ``a`` and port ``port_b`` of node ``b``.
+
+    ``width`` and ``speed`` are as in ibnetdiscover (``'4x'``, ``'QDR'``);
+    ``rate`` is the data rate in bit/s (0 = unknown).
+    """
+
+    a: int
+    port_a: int
+    b: int
+    port_b: int
+    width: str = "4x"
+    speed: str = "QDR"
+    rate: float = 0.0
+
+
+def _guid_from_name(name: str) -> int:
+    import zlib
+
+    h = zlib.crc32(name.encode()) | (zlib.adler32(name.encode()) << 32)
+    return (0x0002C9 << 40) | (h & 0xFFFFFFFFFF)
+
+
+class FabricGraph:
+    """Nodes, ports and LIDs of a subnet, as numpy arrays.
+
+    Parameters
+    ----------
+    nodes : sequence of NodeSpec
+    links : sequence of Link
+        Each port may carry at most one link; port 0 of a switch none.
+    sm_node : int, optional
+        Index of the node the subnet manager runs on (default: the first
+        CA, or node 0 if there is none).
+
+    Attributes
+    ----------
+    nodes : list of NodeSpec
+    links : list of Link
+    is_switch : ndarray of bool, shape (n,)
+    num_ports : ndarray of int, shape (n,)
+    peer_node, peer_port : ndarray of int, shape (n, P + 1)
+        The node and port at the other end of each port's link, -1 if none
+        (``P`` is the largest port count).
+    switches : ndarray of int
+        Node indices of the switches, in node order; ``switch_row[node]`` is
+        a switch's position in it (-1 for CAs).  Forwarding tables have one
+        row per switch in this order.
+    ep_node, ep_port, ep_lid, ep_lmc : ndarray of int
+        The endpoints (LID holders), switches' port 0 first in node order,
+        then CA ports in node and port order.  ``ep_lid`` is 0 where no LID
+        is assigned yet.
+    lid_owner : ndarray of int, shape (max_lid + 1,)
+        Endpoint owning each LID (through LMC ranges), -1 if none.
+    """
+
+    def __init__(self, nodes: Sequence[NodeSpec], links: Sequence[Link], *, sm_node: int | None = None):
+        self.nodes = list(nodes)
+        self.links = list(links)
+        n = len(self.nodes)
+        self.is_switch = np.array([nd.is_switch for nd in self.nodes], dtype=bool)
+        self.num_ports = np.array([nd.num_ports for nd in self.nodes], dtype=np.int64)
+        width = int(self.num_ports.max()) + 1 if n else 1
+        self.peer_node = np.full((n, width), -1, dtype=np.int64)
+        self.peer_port = np.full((n, width), -1, dtype=np.int64)
+        self.port_rate = np.zeros((n, width), dtype=float)
+        for k, ln in enumerate(self.links):
+            for x, px, y, py in ((ln.a, ln.port_a, ln.b, ln.port_b), (ln.b, ln.port_b, ln.a, ln.port_a)):
+                if not 0 <= x < n:
+                    raise ValueError(f"link {k} refers to node {x}, which does not exist")
+                if not 1 <= px <= self.nodes[x].num_ports:
+                    raise ValueError(f"link {k}: {self.nodes[x].name} has no port {px}")
+                if self.peer_node[x, px] != -1:
+                    raise ValueError(f"port {px} of {self.nodes[x].name} has two links")
+                self.peer_node[x, px] = y
+                self.peer_port[x, px] = py
+                self.port_rate[x, px] = ln.rate
+        self.switches = np.flatnonzero(self.is_switch)
+        self.switch_row = np.full(n, -1, dtype=np.int64)
+        self.switch_row[self.switches] = np.arange(len(self.switches))
+        self.cas = np.flatnonzero(~self.is_switch)
+        if sm_node is None:
+            sm_node = int(self.cas[0]) if len(self.cas) else 0
+        self.sm_node = sm_node
+        self._build_endpoints()
+
+    # ------------------------------------------------------------------ LIDs
+
+    def _build_endpoints(self) -> None:
+        nodes, ports, lids, lmcs = [], [], [], []
+        for i in self.switches:
+            nd = self.nodes[i]
+            nodes.append(i), ports.append(0), lids.append(nd.lid), lmcs.append(nd.lmc)
+        for i in self.cas:
+            nd = self.nodes[i]
+            connected = [p for p in range(1, nd.num_ports + 1) if self.peer_node[i, p] >= 0]
+            for k, p in enumerate(connected):
+                lid = nd.lid if k == 0 else nd.port_lids.get(p, 0)
+                if k == 0 and nd.port_lids.get(p):
+                    lid = nd.port_lids[p]
+                nodes.append(i), ports.append(p), lids.append(lid), lmcs.append(nd.lmc)
+        self.ep_node = np.array(nodes, dtype=np.int64)
+        self.ep_port = np.array(ports, dtype=np.int64)
+        self.ep_lid = np.array(lids, dtype=np.int64)
+        self.ep_lmc = np.array(lmcs, dtype=np.int64)
+        top = int((self.ep_lid + (1 << self.ep_lmc) - 1).max()) if len(self.ep_lid) and self.ep_lid.max() > 0 else 0
+        self.max_lid = top
+        self.lid_owner = np.full(top + 1, -1, dtype=np.int64)
+        for e in np.flatnonzero(self.ep_lid > 0):
+            lo = int(self.ep_lid[e])
+            hi = lo + (1 << int(self.ep_lmc[e]))
+            if lo > MAX_UNICAST_LID or hi - 1 > MAX_UNICAST_LID:
+                raise ValueError(f"LID {lo} of {self.endpoint_name(e)} is not a unicast LID")
+            clash = self.lid_owner[lo:hi]
+            if (clash >= 0).any():
+                other = int(clash[clash >= 0][0])
+                raise ValueError(f"LID {lo} is used by both {self.endpoint_name(other)} and {self.endpoint_name(e)}")
+            self.lid_owner[lo:hi] = e
+
+    @property
+    def lids_complete(self) -> bool:
+        """True when every endpoint has a LID."""
+        return bool((self.ep_lid > 0).all())
+
+    def endpoint_name(self, e: int) -> str:
+        node = self.nodes[int(self.ep_node[e])]
+        return node.name if node.is_switch else f"{node.name} port {int(self.ep_port[e])}"
+
+    def endpoint_of(self, node: int, port: int = 0) -> int:
+        """Endpoint index of ``(node, port)``; port is ignored for switches."""
+        if self.is_switch[node]:
+            port = 0
+        hit = np.flatnonzero((self.ep_node == node) & (self.ep_port == port))
+        if not len(hit):
+            raise KeyError(f"{self.nodes[node].name} port {port} has no LID (it is not connected)")
+        return int(hit[0])
+
+    def lid_of(self, node: int, port: int = 0) -> int:
+        return int(self.ep_lid[self.endpoint_of(node, port)])
+
+    def with_lids(self, lmc: int = 0) -> "FabricGraph":
+        """A copy in which every endpoint without a LID has one, as a subnet manager assigns them.
+
+        Endpoints are visited breadth-first from the subnet manager's node
+        (ports in increasing order); each gets the lowest free LID that is a
+        multiple of ``2**lmc`` (CA ports without an LMC of their own get
+        *lmc*; switches keep theirs).  Existing LIDs are kept.
+        """
+        if self.lids_complete:
+            return self
+        order = self.bfs_order(self.sm_node)
+        ep_lid = self.ep_lid.copy()
+        ep_lmc = self.ep_lmc.copy()
+        used = np.zeros(MAX_UNICAST_LID + 2, dtype=bool)
+        used[0] = True
+        for e in np.flatnonzero(ep_lid > 0):
+            used[ep_lid[e] : ep_lid[e] + (1 << ep_lmc[e])] = True
+        by_node: dict[int, list[int]] = {}
+        for e in range(len(ep_lid)):
+            by_node.setdefault(int(self.ep_node[e]), []).append(e)
+        for node in order:
+            for e in by_node.get(node, []):
+                if ep_lid[e]:
+                    continue
+                if not self.is_switch[node] and ep_lmc[e] == 0:
+                    ep_lmc[e] = lmc
+                step = 1 << int(ep_lmc[e])
+                lid = step
+                while used[lid : lid + step].any():
+                    lid += step
+                if lid + step - 1 > MAX_UNICAST_LID:
+                    raise ValueError("no unicast LIDs left to assign")
+                used[lid : lid + step] = True
+                ep_lid[e] = lid
+        nodes = []
+        for i, nd in enumerate(self.nodes):
+            eps = by_node.get(i, [])
+            if not eps:
+                nodes.append(nd)
+                continue
+            first = eps[0]
+            extra = {int(self.ep_port[e]): int(ep_lid[e]) for e in eps[1:]}
+            nodes.append(attrs.evolve(nd, lid=int(ep_lid[first]), lmc=int(ep_lmc[first]), port_lids=extra))
+        return FabricGraph(nodes, self.links, sm_node=self.sm_node)
+
+    # ------------------------------------------------------------ structure
+
+    def bfs_order(self, start: int) -> list[int]:
+        """Nodes in breadth-first order from *start* (ports in increasing order); unreachable nodes last."""
+        n = len(self.nodes)
+        seen = np.zeros(n, dtype=bool)
+        order: list[int] = []
+        for root in [start] + list(range(n)):
+            if seen[root]:
+                continue
+            seen[root] = True
+            q = deque([root])
+            while q:
+                x = q.popleft()
+                order.append(x)
+                for p in range(1, int(self.num_ports[x]) + 1):
+                    y = int(self.peer_node[x, p])
+                    if y >= 0 and not seen[y]:
+                        seen[y] = True
+                        q.append(y)
+        return order
+
+    def ports(self, node: int) -> list[int]:
+        """Connected ports of *node*, in increasing order."""
+        return [int(p) for p in np.flatnonzero(self.peer_node[node] >= 0)]
+
+    def attachment(self, e: int) -> tuple[int, int]:
+        """The switch port an endpoint is reached through: ``(switch node, port)``.
+
+        A switch endpoint is reached at its own port 0.  A CA port yields the
+        switch and port at the other end of its link, or ``(-1, -1)`` when
+        that is another CA (a back-to-back link).
+        """
+        node, port = int(self.ep_node[e]), int(self.ep_port[e])
+        if self.is_switch[node]:
+            return node, 0
+        peer = int(self.peer_node[node, port])
+        if peer < 0 or not self.is_switch[peer]:
+            return -1, -1
+        return peer, int(self.peer_port[node, port])
+
+    def switch_adjacency(self) -> np.ndarray:
+        """``A[i, j]`` = number of links between switch rows i and j."""
+        s = len(self.switches)
+        a = np.zeros((s, s), dtype=np.int64)
+        for ln in self.links:
+            ra, rb = self.switch_row[ln.a], self.switch_row[ln.b]
+            if ra >= 0 and rb >= 0 and ra != rb:
+                a[ra, rb] += 1
+                a[rb, ra] += 1
+        return a
+
+    def switch_hops(self) -> np.ndarray:
+        """Hop counts between switches (rows and columns in switch order); -1 if unreachable.
+
+        Breadth-first search from every switch at once: each level is one
+        boolean matrix product, so the cost is O(diameter * S^2 / word)
+        array work rather than per-node Python loops.
+        """
+        adj = self.switch_adjacency() > 0
+        s = adj.shape[0]
+        dist = np.full((s, s), -1, dtype=np.int64)
+        if s == 0:
+            return dist
+        frontier = np.eye(s, dtype=bool)
+        reached = frontier.copy()
+        dist[frontier] = 0
+        level = 0
+        adj_f = adj.astype(np.float32)
+        while frontier.any():
+            level += 1
+            nxt = (frontier.astype(np.float32) @ adj_f) > 0
+            nxt &= ~reached
+            dist[nxt] = level
+            reached |= nxt
+            frontier = nxt
+        return dist
+
+    def to_networkx(self) -> nx.MultiGraph:
+        """A MultiGraph: node attributes ``name``, ``is_switch``, ``lid``; edge attributes ``ports`` ({node: port})."""
+        g = nx.MultiGraph()
+        for i, nd in enumerate(self.nodes):
+            g.add_node(i, name=nd.name, is_switch=nd.is_switch, lid=nd.lid)
+        for ln in self.links:
+            g.add_edge(ln.a, ln.b, ports={ln.a: ln.port_a, ln.b: ln.port_b} if ln.a != ln.b else {ln.a: ln.port_a})
+        return g
+
+    def index(self, name: str) -> int:
+        """Node index by name (or by decimal LID)."""
+        for i, nd in enumerate(self.nodes):
+            if nd.name == name:
+                return i
+        if name.isdigit():
+            lid = int(name)
+            if lid <= self.max_lid and self.lid_owner[lid] >= 0:
+                return int(self.ep_node[self.lid_owner[lid]])
+        raise KeyError(f"no node named '{name}'")
+
+    def guid(self, node: int) -> int:
+        nd = self.nodes[node]
+        return nd.guid or _guid_from_name(nd.name)
+
+    # ------------------------------------------------------------ builders
+
+    @classmethod
+    def from_network(
+        cls,
+        net,
+        *,
+        is_switch: Callable[[object], bool] | None = None,
+    ) -> "FabricGraph":
+        """The fabric of an elaborated network.
+
+        Nodes are the simple modules with a ``port`` gate vector, in
+        pre-order; links are the connections between their ``port`` gates.
+        *is_switch* tells switches apart (default: type
+        ``ibfabric.components.Switch``).  The subnet manager's node is taken
+        from a SubnetManager module's ``node`` parameter.
+        """
+        from .rates import link_rate
+
+        if is_switch is None:
+            is_switch = lambda m: m.type_name == "ibfabric.components.Switch"  # noqa: E731
+        mods = [m for m in net.simple_modules() if m.gate("port") is not None]
+        index = {m.path: i for i, m in enumerate(mods)}
+        nodes = []
+        for m in mods:
+            p = {k: v.value for k, v in m.params.items()}
+            port_lids = _parse_port_lids(str(p.get("portLids", "")))
+            guid = p.get("guid", "")
+            nodes.append(
+                NodeSpec(
+                    name=m.path,
+                    is_switch=bool(is_switch(m)),
+                    num_ports=int(p.get("numPorts", (m.gate("port").size or 1) - 1)),
+                    lid=int(p.get("lid", 0)),
+                    lmc=int(p.get("lmc", 0)),
+                    guid=int(guid, 16) if isinstance(guid, str) and guid else 0,
+                    port_lids=port_lids,
+                    desc=str(p.get("nodeDesc", "")),
+                )
+            )
+        links = []
+        for c in net.flat_connections():
+            if c.src.path in index and c.dst.path in index and c.src.gate == "port" and c.dst.gate == "port":
+                width, speed = "4x", "QDR"
+                if c.channel is not None:
+                    width = str(c.channel.params["width"].value) if "width" in c.channel.params else width
+                    speed = str(c.channel.params["speed"].value) if "speed" in c.channel.params else speed
+                links.append(
+                    Link(index[c.src.path], int(c.src.index), index[c.dst.path], int(c.dst.index),
+                         width=width, speed=speed, rate=link_rate(width, speed))
+                )
+        sm = None
+        for m in net.simple_modules():
+            if m.type_name.endswith("SubnetManager") and "node" in m.params:
+                where = str(m.params["node"].value)
+                if where:
+                    matches = [i for i, mm in enumerate(mods) if mm.path == where or mm.path.endswith("." + where)]
+                    if not matches:
+                        raise ValueError(f"{m.path}: node '{where}' is not a node of the network")
+                    sm = matches[0]
+        return cls(nodes, links, sm_node=sm)
+
+
+def _parse_port_lids(text: str) -> dict[int, int]:
+    """``'2:147 3:150'`` -> {2: 147, 3: 150}."""
+    out: dict[int, int] = {}
+    for item in text.replace(",", " ").split():
+        port, _, lid = item.partition(":")
+        out[int(port)] = int(lid, 0)
+    return out
+
+
+def iter_edges(g: FabricGraph) -> Iterable[tuple[int, int, int, int]]:
+    """``(a, port_a, b, port_b)`` for every link."""
+    for ln in g.links:
+        yield ln.a, ln.port_a, ln.b, ln.port_b

@@ -1,0 +1,126 @@
+"""IBA forwarding tables of a whole subnet.
+
+A :class:`ForwardingTables` holds one row per switch (in
+:attr:`FabricGraph.switches` order) and one column per LID.  A linear
+forwarding table (LFT) stores an output port for every LID; a random
+forwarding table (RFT) stores explicit entries and a *default port* used for
+every other LID (Bermúdez et al. 2006, §2.1, Fig. 3).  Both are represented
+the same way: ``lft`` holds the explicit entries, ``default_port`` the RFT
+default (-1 for an LFT), and :meth:`expanded` gives the port for every LID
+with default ports applied, which is what the data path looks up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .fabric import FabricGraph
+
+__all__ = ["NO_PORT", "ForwardingTables"]
+
+#: Table value meaning "no entry for this LID".
+NO_PORT = 255
+
+
+class ForwardingTables:
+    """Forwarding tables for every switch of a fabric.
+
+    Parameters
+    ----------
+    fabric : FabricGraph
+        The fabric, with every LID assigned.
+    lft : ndarray of uint8, shape (num_switches, max_lid + 1), optional
+        Explicit entries; :data:`NO_PORT` where a switch has none.
+        Defaults to an empty table.
+    default_port : ndarray of int, shape (num_switches,), optional
+        RFT default port per switch, -1 for none (linear tables).
+    engine : str
+        Name of the routing engine that produced the tables.
+    info : dict
+        Engine-specific data (root switch, distances, timings...).
+    path_offset : ndarray of int, shape (num_endpoints, num_endpoints), optional
+        For engines that give one destination several LIDs (LMC > 0) and
+        choose among them per source, as destination renaming does: the
+        offset added to the destination's base LID by packets from endpoint
+        ``i`` to endpoint ``j`` (what a path-record query would return).
+        None means every source uses the base LID.
+    """
+
+    def __init__(
+        self,
+        fabric: FabricGraph,
+        lft: np.ndarray | None = None,
+        default_port: np.ndarray | None = None,
+        *,
+        engine: str = "",
+        info: dict[str, Any] | None = None,
+        path_offset: np.ndarray | None = None,
+    ):
+        s = len(fabric.switches)
+        width = fabric.max_lid + 1
+        self.fabric = fabric
+        if lft is None:
+            lft = np.full((s, width), NO_PORT, dtype=np.uint8)
+        lft = np.asarray(lft)
+        if lft.shape != (s, width):
+            raise ValueError(f"lft must have shape {(s, width)} (switches x LIDs), got {lft.shape}")
+        self.lft = lft.astype(np.uint8, copy=False)
+        if default_port is None:
+            default_port = np.full(s, -1, dtype=np.int64)
+        self.default_port = np.asarray(default_port, dtype=np.int64)
+        self.engine = engine
+        self.info = dict(info or {})
+        if path_offset is not None:
+            path_offset = np.asarray(path_offset, dtype=np.int64)
+            ne = len(fabric.ep_lid)
+            if path_offset.shape != (ne, ne):
+                raise ValueError(f"path_offset must have shape {(ne, ne)} (endpoints x endpoints)")
+        self.path_offset = path_offset
+
+    def dlid(self, src_ep: int, dst_ep: int) -> int:
+        """The DLID a packet from endpoint *src_ep* to endpoint *dst_ep* carries."""
+        base = int(self.fabric.ep_lid[dst_ep])
+        if self.path_offset is None:
+            return base
+        return base + int(self.path_offset[src_ep, dst_ep])
+
+    @property
+    def is_random(self) -> bool:
+        """True if any switch uses a default port (random forwarding tables)."""
+        return bool((self.default_port >= 0).any())
+
+    def expanded(self) -> np.ndarray:
+        """The port for every (switch, LID): explicit entries, else the default port, else NO_PORT.
+
+        LID 0 and LIDs no endpoint owns stay NO_PORT.
+        """
+        out = self.lft.copy()
+        rows = np.flatnonzero(self.default_port >= 0)
+        if len(rows):
+            owned = self.fabric.lid_owner >= 0
+            for r in rows:
+                fill = (out[r] == NO_PORT) & owned
+                out[r, fill] = self.default_port[r]
+        return out
+
+    def port(self, switch_node: int, lid: int) -> int:
+        """The output port a switch uses for *lid* (NO_PORT if none)."""
+        r = int(self.fabric.switch_row[switch_node])
+        if r < 0:
+            raise ValueError(f"{self.fabric.nodes[switch_node].name} is not a switch")
+        p = int(self.lft[r, lid]) if lid < self.lft.shape[1] else NO_PORT
+        if p == NO_PORT and self.default_port[r] >= 0 and lid < len(self.fabric.lid_owner) and self.fabric.lid_owner[lid] >= 0:
+            p = int(self.default_port[r])
+        return p
+
+    def explicit_entries(self) -> np.ndarray:
+        """Number of explicit entries per switch (what an RFT must store)."""
+        return (self.lft != NO_PORT).sum(axis=1)
+
+    def copy(self) -> "ForwardingTables":
+        return ForwardingTables(
+            self.fabric, self.lft.copy(), self.default_port.copy(), engine=self.engine, info=dict(self.info),
+            path_offset=None if self.path_offset is None else self.path_offset.copy(),
+        )

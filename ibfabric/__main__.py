@@ -1,0 +1,5 @@
+import sys
+
+from ibfabric.cli import main
+
+sys.exit(main())

@@ -1,0 +1,74 @@
+"""The ``ibfabric`` command line: a thin layer over the library.
+
+Each command lives in its own module with two functions,
+``add_parser(subparsers)`` and ``run(args) -> int``.  Library errors become
+one-line messages here, at the boundary, with exit status 2; nothing a user
+can get wrong prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ibfabric.errors import DeadlockError, IbfabricError
+
+__all__ = ["main", "COMMANDS"]
+
+#: Command modules, in the order ``ibfabric --help`` lists them.
+COMMANDS = ["run", "routes", "plugins", "topo", "qos"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2, like every other user error
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ibfabric", description="InfiniBand fabric simulator")
+    parser.add_argument("--version", action="version", version=f"ibfabric {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"ibfabric.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"ibfabric.cli.{name}":
+                continue  # command not part of this build
+            raise
+        p = mod.add_parser(sub)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def _version() -> str:
+    from ibfabric import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except DeadlockError as exc:
+        print(f"ibfabric: deadlock: {exc}", file=sys.stderr)
+        return 1
+    except IbfabricError as exc:
+        print(f"ibfabric: error: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"ibfabric: error: {exc.filename or exc}: no such file", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ibfabric: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""The exceptions ibfabric raises for user mistakes and model failures.
+
+Every one of them carries a message meant to be printed as is, on one line;
+the CLI prints ``str(error)`` and exits with status 2 (or 1 for a deadlock).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "DeadlockError",
+    "IbfabricError",
+    "PluginError",
+    "TopologyError",
+]
+
+
+class IbfabricError(Exception):
+    """Base class of the errors ibfabric reports to users."""
+
+
+class ConfigError(IbfabricError):
+    """A parameter, option or command-line value is invalid."""
+
+
+class PluginError(IbfabricError):
+    """A plugin could not be loaded, registered a bad implementation, or raised."""
+
+
+class TopologyError(IbfabricError):
+    """A topology file or network is malformed (message starts with file:line:col where known)."""
+
+
+class DeadlockError(IbfabricError):
+    """The network deadlocked: a cycle of buffers each waiting for the next.
+
+    ``cycle`` lists the waiting buffers as ``'module.port[p] VLv'`` strings and
+    ``time`` is the simulation time (ns) of detection.
+    """
+
+    def __init__(self, message: str, cycle: list[str] | None = None, time: float | None = None):
+        super().__init__(message)
+        self.cycle = cycle or []
+        self.time = time

@@ -1,0 +1,158 @@
+"""Hook specifications of ibfabric, in the order a simulation calls them.
+
+A plugin is a module (or object) with functions decorated by
+``ibfabric.hookimpl`` whose names are the hooks below.  It reaches ibfabric
+through an entry point in the ``ibfabric`` group of its ``pyproject.toml``::
+
+    [project.entry-points.ibfabric]
+    myrouting = "myrouting"
+
+or, for one experiment, through ``Simulation(..., plugins=[module])``.
+Built-in implementations are loaded the same way.
+
+Contribution hooks receive a ``register`` callback and call it once per
+implementation they provide; the registries reject duplicate names.  They are
+called once, when a simulation (or the CLI) builds its plugin manager.
+Observer hooks are called rarely (once per network built, once per run); no
+hook is ever called per packet: the objects that contribution hooks register
+are asked, at build time, for the strategy objects that the data path calls
+directly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import pluggy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ibfabric.simulation import Simulation
+
+hookspec = pluggy.HookspecMarker("ibfabric")
+
+__all__ = ["hookspec"]
+
+
+# -------------------------------------------------------------------------
+# Registration: called once when a plugin manager is built
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ibfabric_register_module_types(register: Callable[..., None]) -> None:
+    """Register simple-module types: a NED declaration and its Python class.
+
+    Called when a simulation builds its type library, before any topology
+    file is elaborated.
+
+    :param register: ``register(name, cls, ned=source)``: ``name`` is the
+        qualified type name the NED source declares (``'mypkg.Probe'``),
+        ``cls`` a subclass of :class:`ibfabric.Module` (or of
+        :class:`ibfabric.Channel` for a channel type) and ``ned`` the NED text
+        declaring it.  One ``ned`` text may declare several types; pass it
+        with each of them.
+    :returns: None.
+    """
+
+
+@hookspec
+def ibfabric_register_routing_engines(register: Callable[..., None]) -> None:
+    """Register routing engines, which the subnet manager runs.
+
+    :param register: ``register(name, compute, description='')``.
+        ``compute(fabric, options, rng)`` receives a
+        :class:`ibfabric.components.fabric.FabricGraph`, a dict of string
+        options (from the subnet manager's ``routingOptions``) and a
+        ``numpy.random.Generator``, and returns
+        :class:`ibfabric.components.tables.ForwardingTables`.
+    :returns: None.
+    """
+
+
+@hookspec
+def ibfabric_register_vl_arbiters(register: Callable[..., None]) -> None:
+    """Register VL arbiters, which choose the VL an output port sends next.
+
+    :param register: ``register(name, factory, description='')``.
+        ``factory(config)`` receives an
+        :class:`ibfabric.plugins.arbiters.ArbiterConfig` for one port and
+        returns an object with a method ``select(ready) -> int``: ``ready``
+        is a list indexed by data VL holding the packet that VL would send
+        now (None if it has none it may send); ``select`` returns the chosen
+        VL and accounts for that packet being sent.
+    :returns: None.
+    """
+
+
+@hookspec
+def ibfabric_register_packet_droppers(register: Callable[..., None]) -> None:
+    """Register packet droppers, which may discard packets in switch buffers.
+
+    :param register: ``register(name, factory, description='')``.
+        ``factory(options, rng)`` receives a dict of string options (the
+        switch's ``dropperOptions``) and a ``numpy.random.Generator`` and
+        returns a :class:`ibfabric.plugins.droppers.Dropper`.
+    :returns: None.
+    """
+
+
+@hookspec
+def ibfabric_register_replication_engines(register: Callable[..., None]) -> None:
+    """Register multicast replication engines.
+
+    :param register: ``register(name, factory, description='')``; the
+        factory builds the engine a switch uses to copy a multicast packet
+        to the ports of its multicast forwarding-table entry.
+    :returns: None.
+    """
+
+
+@hookspec
+def ibfabric_register_path_selectors(register: Callable[..., None]) -> None:
+    """Register path selectors, which pick one of several routes to a destination.
+
+    :param register: ``register(name, factory, description='')``; the
+        factory builds the object that chooses among the output ports a
+        multipath forwarding table offers.
+    :returns: None.
+    """
+
+
+@hookspec
+def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
+    """Register traffic patterns, which choose the destinations of generated traffic.
+
+    :param register: ``register(name, factory, description='')``.
+        ``factory(num_hosts, options)`` receives the number of traffic
+        endpoints and a dict of string options (the HCAs'
+        ``trafficOptions``) and returns a
+        :class:`ibfabric.plugins.traffic.TrafficPattern`.
+    :returns: None.
+    """
+
+
+# -------------------------------------------------------------------------
+# Observation: called rarely, never per packet
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ibfabric_simulation_built(simulation: "Simulation") -> None:
+    """Called once the network is built and initialised, before time 0 runs.
+
+    Plugins may subscribe to signals or schedule scripted events here.
+
+    :param simulation: the :class:`ibfabric.Simulation`.
+    :returns: None.
+    """
+
+
+@hookspec
+def ibfabric_run_finished(simulation: "Simulation", summary: dict[str, Any]) -> None:
+    """Called after a run ends and the modules' ``finish()`` have run.
+
+    :param simulation: the :class:`ibfabric.Simulation`.
+    :param summary: the run's summary as a dict (the content of
+        ``summary.json``); plugins may add keys to it.
+    :returns: None.
+    """

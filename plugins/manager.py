@@ -1,0 +1,142 @@
+"""The plugin manager of a simulation and the registries it fills.
+
+One :class:`PluginSet` per simulation (or CLI command), never a global one::
+
+    plugins = PluginSet.load(plugins=[my_module], block=["traffic"])
+    engine = plugins.routing_engines["minhop"]
+
+Loading reads the ``ibfabric`` entry-point group (built-ins included), then
+registers the extra plugin objects, checks that every hook implementation
+matches a specification, and calls every contribution hook once, recording
+which plugin registered each name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pluggy
+
+from ibfabric.errors import PluginError
+
+from . import hookspecs
+from .registry import Registry
+
+__all__ = ["PluginSet", "ROLES", "hookimpl"]
+
+hookimpl = pluggy.HookimplMarker("ibfabric")
+
+#: role attribute -> (hook name, human name of the role)
+ROLES: dict[str, tuple[str, str]] = {
+    "module_types": ("ibfabric_register_module_types", "module type"),
+    "routing_engines": ("ibfabric_register_routing_engines", "routing engine"),
+    "vl_arbiters": ("ibfabric_register_vl_arbiters", "VL arbiter"),
+    "packet_droppers": ("ibfabric_register_packet_droppers", "packet dropper"),
+    "replication_engines": ("ibfabric_register_replication_engines", "replication engine"),
+    "path_selectors": ("ibfabric_register_path_selectors", "path selector"),
+    "traffic_patterns": ("ibfabric_register_traffic_patterns", "traffic pattern"),
+}
+
+
+class PluginSet:
+    """A pluggy manager and the registries its plugins filled.
+
+    Attributes ``module_types``, ``routing_engines``, ``vl_arbiters``,
+    ``packet_droppers``, ``replication_engines``, ``path_selectors`` and
+    ``traffic_patterns`` are :class:`~ibfabric.plugins.registry.Registry`
+    objects.
+    """
+
+    module_types: Registry
+    routing_engines: Registry
+    vl_arbiters: Registry
+    packet_droppers: Registry
+    replication_engines: Registry
+    path_selectors: Registry
+    traffic_patterns: Registry
+
+    def __init__(self, pm: pluggy.PluginManager):
+        self.pm = pm
+        for attr, (_, role) in ROLES.items():
+            setattr(self, attr, Registry(role))
+
+    @classmethod
+    def load(
+        cls,
+        plugins: Iterable[Any] = (),
+        block: Iterable[str] = (),
+        *,
+        entry_points: bool = True,
+    ) -> "PluginSet":
+        """Build a plugin manager and fill the registries.
+
+        Parameters
+        ----------
+        plugins : iterable
+            Extra plugin objects (modules or instances) for this simulation.
+        block : iterable of str
+            Names of plugins not to load (entry-point names, e.g.
+            ``'traffic'`` to drop the built-in traffic patterns).
+        entry_points : bool
+            Load the ``ibfabric`` entry-point group (default True).
+
+        Raises
+        ------
+        PluginError
+            If a plugin fails to import, implements an unknown hook, or a
+            registration is invalid; the message names the plugin.
+        """
+        pm = pluggy.PluginManager("ibfabric")
+        pm.add_hookspecs(hookspecs)
+        for name in block:
+            pm.set_blocked(name)
+        if entry_points:
+            try:
+                pm.load_setuptools_entrypoints("ibfabric")
+            except Exception as exc:  # an import error inside a third-party plugin
+                raise PluginError(f"cannot load an ibfabric plugin: {type(exc).__name__}: {exc}") from exc
+        for i, plugin in enumerate(plugins):
+            name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{i}"
+            if pm.is_blocked(name):
+                continue
+            try:
+                pm.register(plugin, name=name)
+            except ValueError as exc:
+                raise PluginError(f"cannot register plugin '{name}': {exc}") from exc
+        try:
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin '{exc.plugin}' is invalid: {exc}") from exc
+        self = cls(pm)
+        self._collect()
+        return self
+
+    def plugin_name(self, plugin: Any) -> str:
+        return self.pm.get_name(plugin) or repr(plugin)
+
+    def _collect(self) -> None:
+        for attr, (hook_name, _) in ROLES.items():
+            registry: Registry = getattr(self, attr)
+            caller = getattr(self.pm.hook, hook_name)
+            # One call per implementation, so each registration is attributed
+            # to the plugin that made it (pluggy calls LIFO; keep load order).
+            for impl in reversed(caller.get_hookimpls()):
+                pname = impl.plugin_name
+
+                def register(name: str, obj: Any, description: str = "", _p: str = pname, **extra: Any) -> None:
+                    registry.add(name, obj, plugin=_p, description=description, **extra)
+
+                try:
+                    impl.function(register=register)
+                except PluginError:
+                    raise
+                except Exception as exc:
+                    raise PluginError(f"plugin '{pname}' raised in {hook_name}: {type(exc).__name__}: {exc}") from exc
+
+    def distribution(self, plugin_name: str) -> str | None:
+        """'dist==version' of the package that provides a plugin, if it came from an entry point."""
+        for plugin, dist in self.pm.list_plugin_distinfo():
+            if self.pm.get_name(plugin) == plugin_name:
+                return f"{dist.project_name}=={dist.version}"
+        return None

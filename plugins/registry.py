@@ -1,0 +1,75 @@
+"""Typed registries of named implementations, one per plugin role."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from ibfabric.errors import PluginError
+
+__all__ = ["Registration", "Registry", "UnknownName"]
+
+
+class UnknownName(PluginError):
+    """A name that no plugin registered for a role."""
+
+
+@attrs.frozen
+class Registration:
+    """One registered implementation: its name, the object, and who registered it."""
+
+    name: str
+    obj: Any
+    plugin: str
+    description: str = ""
+    extra: dict = attrs.field(factory=dict, eq=False)
+
+
+class Registry:
+    """Name -> implementation for one role ("routing engine", "VL arbiter", ...).
+
+    >>> r = Registry("routing engine")
+    >>> r.add("minhop", len, plugin="builtin")
+    >>> r["minhop"]
+    <built-in function len>
+    >>> r["fast"]
+    Traceback (most recent call last):
+    ...
+    ibfabric.plugins.registry.UnknownName: unknown routing engine 'fast' (valid: minhop)
+    """
+
+    def __init__(self, role: str):
+        self.role = role
+        self._items: dict[str, Registration] = {}
+
+    def add(self, name: str, obj: Any, *, plugin: str, description: str = "", **extra: Any) -> None:
+        if not isinstance(name, str) or not name:
+            raise PluginError(f"plugin '{plugin}' registered a {self.role} with an invalid name {name!r}")
+        if name in self._items:
+            other = self._items[name].plugin
+            raise PluginError(f"{self.role} '{name}' is registered twice (by '{other}' and by '{plugin}')")
+        self._items[name] = Registration(name, obj, plugin, description, dict(extra))
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name).obj
+
+    def get(self, name: str) -> Registration:
+        try:
+            return self._items[name]
+        except KeyError:
+            valid = ", ".join(sorted(self._items)) or "none registered"
+            raise UnknownName(f"unknown {self.role} '{name}' (valid: {valid})") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[Registration]:
+        return iter(sorted(self._items.values(), key=lambda r: r.name))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
