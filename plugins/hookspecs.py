@@ -123,9 +123,9 @@ def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
     """Register traffic patterns, which choose the destinations of generated traffic.
 
     :param register: ``register(name, factory, description='')``.
-        ``factory(num_hosts, options)`` receives the number of traffic
-        endpoints and a dict of string options (the HCAs'
-        ``trafficOptions``) and returns a
+        ``factory(num_hosts, options, rng)`` receives the number of traffic
+        endpoints, a dict of string options (the HCAs' ``trafficOptions``)
+        and the pattern's own ``numpy.random.Generator``, and returns a
         :class:`ibfabric.plugins.traffic.TrafficPattern`.
     :returns: None.
     """

@@ -1,0 +1,430 @@
+"""The host channel adapter (HCA).
+
+Send side (Kim et al. 2007 §2.3, Fig. 2): messages wait in per-SL send
+queues; the HCA serves the queues in SL priority order (``slPriority``) and
+moves their packets (DMA) into the VL buffers of its port (``sl2vl``); the
+port's VL arbiter then picks which VL sends next, subject to the credits of
+the switch's input buffers.  Messages larger than the MTU are segmented into
+MTU-sized packets, each carrying ``headerSize`` bytes of headers.  VL15
+(management) packets skip the queues, arbitration and flow control.
+
+Receive side: packets are consumed at their tail (the HCA's receive buffers
+drain at line rate), their credits return one wire delay later, and their
+latency is recorded.  A packet whose DLID is not one of the port's LIDs is
+counted as dropped ("misrouted").
+
+Traffic sources are lazy: a source knows the time of its next message and
+the HCA's transmitter creates every message due by the time it wakes, so a
+source costs no events of its own.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from ibfabric.errors import ConfigError
+
+from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode, parse_options, parse_sl2vl
+from .packet import CREDIT_BYTES, VL15, Packet, credits_for
+from .port import INF, TxPort, return_credits
+
+__all__ = ["HCA", "HcaRx", "HcaTx", "TrafficSource", "MTUS"]
+
+#: IBA path MTUs (payload bytes).
+MTUS = (256, 512, 1024, 2048, 4096)
+_BATCH = 512
+
+
+class VLSendBuffer:
+    """One VL buffer of an HCA port (bytes)."""
+
+    __slots__ = ("q", "vl", "bytes", "capacity")
+
+    def __init__(self, vl: int, capacity: int):
+        self.q: deque[Packet] = deque()
+        self.vl = vl
+        self.bytes = 0
+        self.capacity = capacity
+
+
+class HcaRx:
+    """Receiving side of one HCA port."""
+
+    __slots__ = ("node", "port", "upstream", "delay", "lid_lo", "lid_hi", "sim", "nvl", "capacity")
+
+    def __init__(self, node: "HCA", port: int, nvl: int, capacity: int, delay: float):
+        self.node = node
+        self.sim = node.sim
+        self.port = port
+        self.nvl = nvl
+        self.capacity = capacity
+        self.upstream: TxPort | None = None
+        self.delay = delay
+        self.lid_lo = 0
+        self.lid_hi = 0
+
+    def capacities(self) -> list[int]:
+        """Receive buffer size of each data VL, in credits."""
+        return [self.capacity] * self.nvl
+
+    def held(self, vl: int) -> int:
+        return 0  # consumed at the tail; space is in flight back as credits
+
+    def receive(self, p: Packet, now: float) -> None:
+        t = p.tail_at
+        if p.vl != VL15:
+            return_credits(self.upstream, p.vl, t + self.delay, p.credits)
+        if not self.lid_lo <= p.dlid < self.lid_hi:
+            self.sim.drop(p, "misrouted", self.node)
+            return
+        self.sim.deliver(p, t, self.node)
+
+
+class HcaTx(TxPort):
+    """Transmitter of an HCA port: send queues per SL, DMA into VL buffers, VL arbitration."""
+
+    def __init__(self, node: "HCA", port, link, nvl, arbiter, env):
+        super().__init__(node, port, link, nvl, arbiter, env)
+        self.source: TrafficSource | None = None
+        self.sendq: list[deque[Packet]] = [deque() for _ in range(16)]
+        self.queued = 0
+        self.sl_order = node.sl_order
+        self.sl2vl = node.sl2vl_table(nvl)
+        self.vbuf = [VLSendBuffer(vl, node.vl_buffer) for vl in range(nvl)]
+        self.mgmt: deque[Packet] = deque()
+
+    def enqueue(self, p: Packet) -> None:
+        """Queue a packet for sending (management packets go first, on VL15)."""
+        if p.vl == VL15:
+            self.mgmt.append(p)
+        else:
+            self.sendq[p.sl].append(p)
+            self.queued += 1
+        self.poke(self.env._now)
+
+    def has_work(self) -> bool:
+        if self.queued or self.mgmt:
+            return True
+        for c in self.cands:
+            if c:
+                return True
+        return False
+
+    def idle_wake(self, end: float) -> float:
+        src = self.source
+        if src is None:
+            return INF
+        t = src.next_time
+        return end if t < end else t
+
+    def _dma(self) -> None:
+        vbuf = self.vbuf
+        sl2vl = self.sl2vl
+        for sl in self.sl_order:
+            q = self.sendq[sl]
+            if not q:
+                continue
+            vb = vbuf[sl2vl[sl]]
+            while q and vb.bytes + q[0].size <= vb.capacity:
+                p = q.popleft()
+                self.queued -= 1
+                vb.q.append(p)
+                vb.bytes += p.size
+                if len(vb.q) == 1:
+                    self.cands[vb.vl].append(vb)
+
+    def try_send(self, now: float) -> float | None:
+        src = self.source
+        if src is not None and src.next_time <= now:
+            src.materialize(now)
+        if self.queued:
+            self._dma()
+        if self.mgmt:
+            p = self.mgmt.popleft()
+            end = now + p.size * self.byte_time
+            p.injected = now
+            self.node.sim.count_injected(p)
+            self.launch(p, VL15, now, end)
+            return end
+        ready = self.ready
+        credits = self.credits
+        returns = self.returns
+        nxt = INF
+        any_ready = False
+        for vl in range(self.nvl):
+            q = self.vbuf[vl].q
+            if not q:
+                ready[vl] = None
+                continue
+            rq = returns[vl]
+            if rq and rq[0][0] <= now:
+                self.absorb(vl, now)
+            p = q[0]
+            if p.credits <= credits[vl]:
+                ready[vl] = p
+                any_ready = True
+            else:
+                ready[vl] = None
+                if rq and rq[0][0] < nxt:
+                    nxt = rq[0][0]
+        if not any_ready:
+            if src is not None and src.next_time < nxt:
+                nxt = src.next_time
+            self.next_t = nxt
+            return None
+        vl = self.arbiter.select(ready)
+        vb = self.vbuf[vl]
+        p = vb.q.popleft()
+        vb.bytes -= p.size
+        if not vb.q:
+            self.cands[vl].remove(vb)
+        end = now + p.size * self.byte_time
+        p.injected = now
+        self.node.sim.count_injected(p)
+        self.launch(p, vl, now, end)
+        if self.queued:
+            self._dma()
+        return end
+
+    def queued_packets(self) -> int:
+        """Packets at the source: in send queues and VL buffers, not yet on the wire."""
+        return self.queued + sum(len(vb.q) for vb in self.vbuf) + len(self.mgmt)
+
+
+class TrafficSource:
+    """Generates the messages of one HCA.
+
+    Inter-arrival times are exponential (``arrival='poisson'``) or constant,
+    with mean ``message wire bytes / (load * port data rate)``; destinations
+    come from the traffic pattern and SLs uniformly from ``sls``.  Draws are
+    made in batches from the HCA's own generator.
+    """
+
+    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: np.ndarray, rng: np.random.Generator):
+        self.hca = hca
+        self.tx = tx
+        self.pattern = pattern
+        self.src = src
+        self.dlids = dlids
+        self.rng = rng
+        self.sim = hca.sim
+        self.slid = hca.lid
+        self.sls = hca.traffic_sls
+        payload = hca.message_payload
+        mtu = hca.mtu
+        header = hca.header_size
+        sizes = [mtu + header] * (payload // mtu)
+        if payload % mtu or payload == 0:
+            sizes.append(payload % mtu + header)
+        self.packet_sizes = sizes
+        self.wire_bytes = sum(sizes)
+        rate = tx.link.rate / 8e9  # bytes per ns
+        self.mean_gap = self.wire_bytes / (hca.load * rate)
+        self.poisson = hca.arrival == "poisson"
+        self.next_time = hca.traffic_start
+        self._gaps = np.empty(0)
+        self._dsts = np.empty(0, dtype=np.int64)
+        self._sl = np.empty(0, dtype=np.int64)
+        self._i = 0
+        self.messages = 0
+        self._advance()
+
+    def _refill(self) -> None:
+        rng = self.rng
+        if self.poisson:
+            self._gaps = rng.exponential(self.mean_gap, _BATCH)
+        else:
+            self._gaps = np.full(_BATCH, self.mean_gap)
+        self._dsts = self.pattern.destinations(self.src, rng, _BATCH)
+        if len(self.sls) == 1:
+            self._sl = np.full(_BATCH, self.sls[0], dtype=np.int64)
+        else:
+            self._sl = np.asarray(self.sls)[rng.integers(0, len(self.sls), _BATCH)]
+        self._gaps_l = self._gaps.tolist()
+        self._dsts_l = self._dsts.tolist()
+        self._sl_l = self._sl.tolist()
+        self._i = 0
+
+    def _advance(self) -> None:
+        """Draw the gap to the next message (the first gap is drawn too: arrivals start at a random phase)."""
+        if self._i >= len(self._gaps):
+            self._refill()
+        i = self._i
+        self.next_time += self._gaps_l[i]
+        self._cur_dst = self._dsts_l[i]
+        self._cur_sl = self._sl_l[i]
+        self._i = i + 1
+
+    def materialize(self, now: float) -> None:
+        """Create every message due by *now* and queue its packets."""
+        sim = self.sim
+        stop = sim.traffic_stop
+        while self.next_time <= now:
+            t = self.next_time
+            if t > stop:
+                self.next_time = INF
+                return
+            dst = self._cur_dst
+            if dst >= 0:
+                self._emit(t, dst, self._cur_sl)
+            self._advance()
+
+    def _emit(self, t: float, dst: int, sl: int) -> None:
+        sim = self.sim
+        dlid = int(self.dlids[dst])
+        msg = sim.next_message_id()
+        self.messages += 1
+        sizes = self.packet_sizes
+        n = len(sizes)
+        tx = self.tx
+        for k, size in enumerate(sizes):
+            p = Packet(
+                self.slid, dlid, sl, size, credits_for(size), src=self.src, dst=dst, created=t,
+                msg=msg, seq=k, last=(k == n - 1),
+            )
+            tx.sendq[sl].append(p)
+        tx.queued += n
+        sim.count_generated(n, self.wire_bytes, t)
+
+
+class HCA(IBNode):
+    """A host channel adapter module (see the module docstring)."""
+
+    def initialize(self, stage: int) -> None:
+        if stage == STAGE_LOCAL:
+            self._read_params()
+            self.rx: dict[int, HcaRx] = {}
+            for port, (peer, _pp, link) in self.links.items():
+                nvl = min(self.num_vls, int(peer.params["numVLs"]))
+                self.rx[port] = HcaRx(self, port, nvl, self.vl_buffer // CREDIT_BYTES, link.delay)
+        elif stage == STAGE_WIRE:
+            from ibfabric.plugins.arbiters import arbiter_for
+
+            self.tx: dict[int, HcaTx] = {}
+            for port, (peer, pp, link) in self.links.items():
+                rx_peer = peer.rx[pp]
+                nvl = rx_peer.nvl
+                tx = HcaTx(self, port, link, nvl, arbiter_for(self, port, nvl), self.sim.env)
+                tx.connect(rx_peer, rx_peer.capacities())
+                rx_peer.upstream = tx
+                self.tx[port] = tx
+        elif stage == STAGE_TRAFFIC:
+            self._start_traffic()
+
+    def _read_params(self) -> None:
+        self.read_ports()
+        p = self.params
+        self.num_vls = self.int_param("numVLs", 1, 15)
+        self.mtu = int(p["mtu"])
+        if self.mtu not in MTUS:
+            raise ConfigError(f"{self.path}: 'mtu' must be one of {MTUS} (got {self.mtu})")
+        self.header_size = self.int_param("headerSize", 0, 4096)
+        self.vl_buffer = self.int_param("vlBufferSize", CREDIT_BYTES, 1 << 30)
+        self.sl2vl = parse_sl2vl(str(p["sl2vl"]), self.path)
+        prio = str(p["slPriority"]).replace(",", " ").split()
+        try:
+            order = [int(s) for s in prio]
+        except ValueError:
+            raise ConfigError(f"{self.path}: 'slPriority' must list SLs 0..15 (got {p['slPriority']!r})") from None
+        if any(not 0 <= s <= 15 for s in order) or len(set(order)) != len(order):
+            raise ConfigError(f"{self.path}: 'slPriority' must list distinct SLs 0..15 (got {p['slPriority']!r})")
+        self.sl_order = order + [s for s in range(16) if s not in order]
+        self.port_lids = {}
+        # traffic
+        self.traffic = str(p["traffic"])
+        self.load = float(p["load"])
+        self.arrival = str(p["arrival"])
+        if self.traffic:
+            if not 0 < self.load:
+                raise ConfigError(f"{self.path}: 'load' must be > 0 when traffic is '{self.traffic}' (got {self.load})")
+            if self.arrival not in ("poisson", "constant"):
+                raise ConfigError(f"{self.path}: 'arrival' must be 'poisson' or 'constant' (got {self.arrival!r})")
+        self.traffic_sls = _parse_sls(str(p["sl"]), self.path)
+        packet_size = self.int_param("packetSize", 1, 1 << 20)
+        message = self.int_param("messageSize", 0, 1 << 40)
+        if message:
+            self.message_payload = message
+        else:
+            if packet_size <= self.header_size:
+                raise ConfigError(
+                    f"{self.path}: 'packetSize' ({packet_size}B) must exceed 'headerSize' ({self.header_size}B)"
+                )
+            if packet_size - self.header_size > self.mtu:
+                raise ConfigError(
+                    f"{self.path}: 'packetSize' ({packet_size}B) exceeds mtu + headerSize"
+                    f" ({self.mtu + self.header_size}B); set messageSize to send larger messages"
+                )
+            self.message_payload = packet_size - self.header_size
+        self.traffic_start = 0.0
+
+    def sl2vl_table(self, nvl: int) -> list[int]:
+        if self.sl2vl is None:
+            return [sl % nvl for sl in range(16)]
+        bad = [vl for vl in self.sl2vl if vl >= nvl]
+        if bad:
+            raise ConfigError(f"{self.path}: 'sl2vl' uses VL {bad[0]} but the port has {nvl} data VLs")
+        return list(self.sl2vl)
+
+    def max_packet(self) -> int:
+        return self.mtu + self.header_size
+
+    @property
+    def first_port(self) -> int | None:
+        return min(self.links) if self.links else None
+
+    def set_port_lids(self, lids: dict[int, tuple[int, int]]) -> None:
+        """Set ``{port: (base LID, lmc)}`` (done by the subnet manager)."""
+        self.port_lids = dict(lids)
+        for port, (lid, lmc) in lids.items():
+            rx = self.rx[port]
+            rx.lid_lo = lid
+            rx.lid_hi = lid + (1 << lmc)
+        if self.first_port is not None and self.first_port in lids:
+            self.lid, self.lmc = lids[self.first_port]
+
+    def _start_traffic(self) -> None:
+        if not self.traffic or self.first_port is None:
+            return
+        sim = self.sim
+        src = sim.traffic_index(self)
+        if src is None:
+            return
+        pattern = sim.traffic_pattern(self.traffic, str(self.params["trafficOptions"]))
+        if not pattern.active(src):
+            return
+        dlids = sim.dlids_from(self)
+        tx = self.tx[self.first_port]
+        tx.source = TrafficSource(self, tx, pattern, src, dlids, self.rng)
+        tx.poke(0.0)
+
+    def send_packet(self, p: Packet, port: int | None = None) -> None:
+        """Send one packet built by a script or another module (set ``p.vl = 15`` for management)."""
+        port = self.first_port if port is None else port
+        if port not in self.tx:
+            raise ConfigError(f"{self.path}: port {port} is not connected")
+        if p.size > self.vl_buffer and p.vl != VL15:
+            raise ConfigError(f"{self.path}: a {p.size}B packet does not fit the {self.vl_buffer}B VL buffer")
+        if p.slid == 0:
+            p.slid = self.lid
+        p.created = self.sim.now
+        self.sim.count_generated(1, p.size, p.created)
+        self.tx[port].enqueue(p)
+
+
+def _parse_sls(text: str, owner: str) -> list[int]:
+    """'3' -> [3]; '0,2' -> [0, 2]; '0..15' -> [0, ..., 15]."""
+    out: list[int] = []
+    try:
+        for item in text.replace(",", " ").split():
+            if ".." in item:
+                lo, hi = item.split("..")
+                out.extend(range(int(lo), int(hi) + 1))
+            else:
+                out.append(int(item))
+    except ValueError:
+        raise ConfigError(f"{owner}: 'sl' must be SLs like '3', '0,2' or '0..15' (got {text!r})") from None
+    if not out or any(not 0 <= s <= 15 for s in out):
+        raise ConfigError(f"{owner}: 'sl' must name SLs 0..15 (got {text!r})")
+    return out

@@ -1,0 +1,49 @@
+"""The InfiniBand link channel.
+
+A :class:`Link` joins two ports, full duplex.  Its data rate comes from
+``width`` and ``speed`` (see :mod:`ibfabric.components.rates`), its wire delay
+is ``length * propagationDelay``.  A packet of ``L`` bytes sent at time ``t``
+has its first bit at the far end at ``t + delay`` and its last bit at
+``t + delay + L * byte_time``.
+"""
+
+from __future__ import annotations
+
+from ibfabric.errors import ConfigError
+from ibfabric.kernel import Channel, Message
+
+from .rates import check_link, link_rate, signalling_rate
+
+__all__ = ["Link"]
+
+
+class Link(Channel):
+    """An IB link: ``rate`` (bit/s), ``byte_time`` (ns/byte), ``delay`` (ns)."""
+
+    def initialize(self) -> None:
+        p = self.params
+        width, speed = str(p["width"]), str(p["speed"])
+        try:
+            check_link(width, speed)
+        except ValueError as exc:
+            raise ConfigError(f"{self.path}: {exc}") from None
+        self.width = width
+        self.speed = speed
+        self.rate = link_rate(width, speed)
+        self.signalling_rate = signalling_rate(width, speed)
+        self.byte_time = 8e9 / self.rate
+        self.length = float(p["length"])
+        if self.length < 0:
+            raise ConfigError(f"{self.path}: 'length' must be >= 0 (got {self.length}m)")
+        per_m = float(p["propagationDelay"])
+        if per_m < 0:
+            raise ConfigError(f"{self.path}: 'propagationDelay' must be >= 0 (got {per_m}ns/m)")
+        self.delay = self.length * per_m
+
+    def transmit_time(self, msg: Message) -> float:
+        return self.delay + msg.size * self.byte_time
+
+    @property
+    def label(self) -> str:
+        """``'4xQDR'``, as ibnetdiscover prints it."""
+        return f"{self.width}{self.speed}"

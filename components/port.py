@@ -1,0 +1,250 @@
+"""The data path's port machinery: VL buffers, credits and transmitters.
+
+Cost model (DESIGN §5): one salabim component per *transmitting port*,
+never per packet.  A transmitter runs one event per packet it sends (the
+wake-up at which it picks the packet) and sleeps otherwise:
+
+- **idle** (passive) when it has nothing that could become sendable by
+  itself; whoever makes a packet sendable *pokes* it with the time that
+  packet becomes eligible;
+- **waiting** (scheduled) until a known time: the end of the current
+  transmission, the moment a candidate's routing is done, the arrival of
+  returned credits, or its source's next packet.  A poke for an earlier
+  time re-arms it, which salabim does by rescanning its event list, so the
+  design keeps such pokes rare: deliveries carry future timestamps
+  (``head_at``, ``ready_at``, credit-return times) instead of extra events.
+
+A packet is handed to the next input buffer the moment its first bit leaves
+(with ``head_at``/``tail_at`` set to when its first and last bits arrive),
+which is exact for credit-based virtual cut-through: the sender already owns
+the buffer space, and the receiver cannot forward the packet before
+``ready_at``.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import insort
+from collections import deque
+from typing import TYPE_CHECKING
+
+import salabim
+
+from .packet import VL15
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .link import Link
+    from .packet import Packet
+
+__all__ = ["InputBuffer", "TxPort", "RUNNING", "IDLE", "WAITING", "return_credits"]
+
+INF = math.inf
+RUNNING, IDLE, WAITING = 0, 1, 2
+
+
+class InputBuffer:
+    """One VL of a switch input port: a FIFO of packets.
+
+    ``capacity``, ``occ`` and ``max_occ`` count 64-byte credits.  Only the
+    head packet can cross the crossbar (head-of-line order within a VL).
+    """
+
+    __slots__ = ("q", "vl", "rx", "capacity", "occ", "max_occ")
+
+    def __init__(self, rx, vl: int, capacity: int):
+        self.q: deque[Packet] = deque()
+        self.vl = vl
+        self.rx = rx
+        self.capacity = capacity
+        self.occ = 0
+        self.max_occ = 0
+
+    def __repr__(self) -> str:
+        return f"<InputBuffer {self.name} {len(self.q)} pkts {self.occ}/{self.capacity} credits>"
+
+    @property
+    def name(self) -> str:
+        return f"{self.rx.node.path}.port[{self.rx.port}] VL{self.vl}"
+
+
+def return_credits(up: "TxPort", vl: int, time: float, credits: int) -> None:
+    """Schedule *credits* of VL *vl* to reach transmitter *up* at *time*.
+
+    Returns reach a transmitter in time order per VL except for packets a
+    switch consumes itself, which are inserted in order.
+    """
+    rq = up.returns[vl]
+    if rq and rq[-1][0] > time:
+        insort(rq, (time, credits))
+    else:
+        rq.append((time, credits))
+    if up.cands[vl]:
+        up.poke(time)
+
+
+class TxPort(salabim.Component):
+    """The transmitter of one port.
+
+    Subclasses implement :meth:`try_send` (pick and launch one packet, or
+    say when to look again) and :meth:`has_work`.
+
+    Attributes
+    ----------
+    node : the IB node module (Switch or HCA)
+    port : int
+    link : Link
+    nvl : int
+        Operational data VLs on the link (the smaller count of both ends).
+    credits : list of int
+        Credits available per data VL at the receiver.
+    returns : list of deque
+        Per data VL, ``(time, credits)`` returns on their way back.
+    cands : list of list
+        Per data VL, the sources (input buffers or VL send buffers) whose head
+        packet wants this port.
+    """
+
+    def __init__(self, node, port: int, link: "Link", nvl: int, arbiter, env: salabim.Environment):
+        self.node = node
+        self.port = port
+        self.link = link
+        self.byte_time = link.byte_time
+        self.delay = link.delay
+        self.nvl = nvl
+        self.arbiter = arbiter
+        self.peer_rx = None
+        self.capacity = [0] * nvl
+        self.credits = [0] * nvl
+        self.returns: list[deque] = [deque() for _ in range(nvl)]
+        self.cands: list[list] = [[] for _ in range(nvl)]
+        self.ready: list = [None] * nvl
+        self.state = RUNNING
+        self.wake_at = 0.0
+        self.busy_until = 0.0
+        self.next_t = INF
+        # statistics
+        self.events = 0
+        self.sent = 0
+        self.sent_bytes = 0
+        self.busy = 0.0
+        self.window = 0.0
+        self.last_start = 0.0
+        self.last_end = 0.0
+        self.check = node.sim.check
+        super().__init__(env=env, name=f"{node.path}.port[{port}].tx")
+
+    # ----------------------------------------------------------- wiring
+
+    def connect(self, peer_rx, capacity_credits: list[int]) -> None:
+        """Attach the receiving side at the other end and take its buffer sizes as credits."""
+        self.peer_rx = peer_rx
+        self.capacity = list(capacity_credits)
+        self.credits = list(capacity_credits)
+
+    @property
+    def name_(self) -> str:
+        return f"{self.node.path}.port[{self.port}]"
+
+    # ---------------------------------------------------------- process
+
+    def process(self):
+        env = self.env
+        while True:
+            self.events += 1
+            now = env._now
+            end = self.try_send(now)
+            if end is not None:
+                self.busy_until = end
+                t = end if self.has_work() else self.idle_wake(end)
+            else:
+                t = self.next_t
+            if t == INF:
+                self.state = IDLE
+                yield self.passivate()
+            else:
+                self.state = WAITING
+                self.wake_at = t
+                yield self.hold(till=t)
+            self.state = RUNNING
+
+    def poke(self, t: float) -> None:
+        """Something may be sendable from time *t* on: make sure the port looks by then."""
+        st = self.state
+        if st == RUNNING:
+            return  # it re-evaluates before it sleeps
+        if t < self.busy_until:
+            t = self.busy_until
+        now = self.env._now
+        if t < now:
+            t = now
+        if st == IDLE:
+            self.state = WAITING
+            self.wake_at = t
+            self.activate(at=t)
+        elif t < self.wake_at:
+            self.wake_at = t
+            self.activate(at=t)
+
+    def has_work(self) -> bool:
+        raise NotImplementedError
+
+    def idle_wake(self, end: float) -> float:
+        """When to look again after a transmission if nothing else is queued."""
+        return INF
+
+    def try_send(self, now: float) -> float | None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ launch
+
+    def absorb(self, vl: int, now: float) -> None:
+        """Take in the credits of VL *vl* that have arrived by *now*."""
+        rq = self.returns[vl]
+        c = self.credits
+        while rq and rq[0][0] <= now:
+            c[vl] += rq.popleft()[1]
+        if self.check:
+            self.check_credits(vl)
+
+    def launch(self, p: "Packet", vl: int, now: float, end: float) -> None:
+        """Put *p* on the wire on VL *vl* from *now* to *end*, handing it to the receiver."""
+        if vl != VL15:
+            self.credits[vl] -= p.credits
+        w = self.window
+        if end > w:
+            self.busy += end - (now if now > w else w)
+        self.last_start = now
+        self.last_end = end
+        self.sent += 1
+        self.sent_bytes += p.size
+        p.vl = vl
+        p.hops += 1
+        d = self.delay
+        p.head_at = now + d
+        p.tail_at = end + d
+        self.peer_rx.receive(p, now)
+        if self.check and vl != VL15:
+            self.check_credits(vl)
+
+    def busy_time(self, now: float) -> float:
+        """Time this port spent transmitting since the measurement window began, up to *now*."""
+        b = self.busy
+        if self.last_end > now:
+            b -= self.last_end - max(now, self.last_start, self.window)
+        return max(b, 0.0)
+
+    def check_credits(self, vl: int) -> None:
+        """Assert the flow-control invariant of VL *vl* (used when the simulation runs with check=True).
+
+        credits available + credits on their way back + credits held in the
+        receiver's buffer == the receiver's buffer size, and none negative.
+        """
+        c = self.credits[vl]
+        pending = sum(n for _, n in self.returns[vl])
+        held = self.peer_rx.held(vl)
+        cap = self.capacity[vl]
+        if c < 0 or c > cap or c + pending + held != cap:
+            raise AssertionError(
+                f"credit invariant broken at {self.name_} VL{vl}: available {c} + returning {pending}"
+                f" + held {held} != buffer {cap}"
+            )

@@ -1,0 +1,140 @@
+"""The subnet manager (static version).
+
+At time 0 (init stage 2) it reads the subnet from the built network, gives a
+LID to every port that has none (breadth-first from the node it runs on),
+runs the routing-engine plugin named by its ``routing`` parameter and
+installs the resulting forwarding tables in every switch.  Discovery with
+directed-route SMPs, sweeps and change assimilation belong to the dynamic
+subnet manager.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ibfabric.errors import ConfigError, IbfabricError, PluginError
+from ibfabric.kernel import Module
+
+from .fabric import FabricGraph, Link, NodeSpec, _parse_port_lids
+from .node import STAGE_SUBNET, IBNode, parse_options
+from .tables import NO_PORT, ForwardingTables
+
+__all__ = ["SubnetManager", "fabric_of"]
+
+
+def _guid(text: str, owner: str) -> int:
+    text = text.strip()
+    if not text:
+        return 0
+    try:
+        return int(text, 16)
+    except ValueError:
+        raise ConfigError(f"{owner}: 'guid' must be hexadecimal (got {text!r})") from None
+
+
+def fabric_of(nodes: list[IBNode], sm_node: int | None = None) -> FabricGraph:
+    """The routing view of built IB nodes (in the given order)."""
+    index = {id(n): i for i, n in enumerate(nodes)}
+    specs = []
+    links = []
+    for i, n in enumerate(nodes):
+        port_lids = {}
+        if not n.is_switch and "portLids" in n.params:
+            try:
+                port_lids = _parse_port_lids(str(n.params["portLids"]))
+            except ValueError:
+                raise ConfigError(f"{n.path}: 'portLids' must be 'port:lid ...' (got {n.params['portLids']!r})") from None
+        specs.append(
+            NodeSpec(
+                name=n.path, is_switch=n.is_switch, num_ports=int(n.params["numPorts"]), lid=n.lid, lmc=n.lmc,
+                guid=_guid(str(n.params["guid"]), n.path), port_lids=port_lids, desc=str(n.params["nodeDesc"]),
+            )
+        )
+        for port, (peer, pp, link) in n.links.items():
+            j = index[id(peer)]
+            if (i, port) < (j, pp):
+                links.append(Link(i, port, j, pp, width=link.width, speed=link.speed, rate=link.rate))
+    try:
+        return FabricGraph(specs, links, sm_node=sm_node)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+class SubnetManager(Module):
+    """Assigns LIDs, computes routes with the routing plugin and installs them."""
+
+    def num_init_stages(self) -> int:
+        return STAGE_SUBNET + 1
+
+    def initialize(self, stage: int) -> None:
+        if stage == STAGE_SUBNET:
+            self.configure()
+
+    def configure(self) -> ForwardingTables:
+        sim = self.sim
+        nodes = sim.ib_nodes
+        if not nodes:
+            raise ConfigError(f"{self.path}: the network has no InfiniBand nodes")
+        sm_node = self._locate(nodes)
+        fabric = fabric_of(nodes, sm_node)
+        try:
+            fabric = fabric.with_lids(lmc=int(self.params["lmc"]))
+        except ValueError as exc:
+            raise ConfigError(f"{self.path}: {exc}") from None
+        self._push_lids(nodes, fabric)
+        name = str(self.params["routing"])
+        reg = sim.plugins.routing_engines.get(name)
+        options = parse_options(str(self.params["routingOptions"]), self.path, "routingOptions")
+        t0 = time.perf_counter()
+        try:
+            tables = reg.obj(fabric, options, self.rng)
+        except IbfabricError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                f"routing engine '{name}' (plugin '{reg.plugin}') raised {type(exc).__name__}: {exc}"
+            ) from exc
+        self.routing_time = time.perf_counter() - t0
+        if not isinstance(tables, ForwardingTables):
+            raise PluginError(f"routing engine '{name}' returned {type(tables).__name__}, not ForwardingTables")
+        self.install(tables)
+        return tables
+
+    def _locate(self, nodes: list[IBNode]) -> int | None:
+        where = str(self.params["node"])
+        if not where:
+            return None
+        for i, n in enumerate(nodes):
+            if n.path == where or n.path.endswith("." + where) or n.full_name == where:
+                return i
+        raise ConfigError(f"{self.path}: 'node' names '{where}', which is not a switch or channel adapter")
+
+    def _push_lids(self, nodes: list[IBNode], fabric: FabricGraph) -> None:
+        per_node: dict[int, dict[int, tuple[int, int]]] = {}
+        for e in range(len(fabric.ep_lid)):
+            per_node.setdefault(int(fabric.ep_node[e]), {})[int(fabric.ep_port[e])] = (
+                int(fabric.ep_lid[e]), int(fabric.ep_lmc[e]),
+            )
+        for i, n in enumerate(nodes):
+            lids = per_node.get(i, {})
+            if n.is_switch:
+                n.lid, n.lmc = lids[0]
+            else:
+                n.set_port_lids(lids)
+
+    def install(self, tables: ForwardingTables) -> None:
+        """Install *tables* in every switch (default ports expanded) and publish them."""
+        sim = self.sim
+        fabric = tables.fabric
+        full = tables.expanded()
+        nodes = sim.ib_nodes
+        for row, node_index in enumerate(fabric.switches):
+            node = nodes[int(node_index)]
+            ports = full[row].tolist()
+            own = range(node.lid, node.lid + (1 << node.lmc))
+            for lid in own:
+                if lid < len(ports) and ports[lid] not in (0, NO_PORT):
+                    raise PluginError(f"routing engine '{tables.engine}' routes LID {lid} of {node.path} away from it")
+            node.install_lft(ports)
+        sim.fabric = fabric
+        sim.tables = tables

@@ -1,0 +1,338 @@
+"""The InfiniBand switch.
+
+Pipeline of one packet through a switch (Kim et al. 2007 §2.2, Fig. 1):
+
+1. its first bit reaches input port *i* at ``head_at`` and it is stored in
+   the input buffer of its VL (the sender held credits for all of it);
+2. the forwarding table is looked up as soon as it arrives (output port *o*)
+   and SL-to-VL mapping of (*i*, *o*, SL) picks the output VL;
+3. ``routingDelay + arbitrationDelay`` after ``head_at`` it may cross the
+   crossbar (``ready_at``), once it heads its input VL queue;
+4. the output port's VL arbiter chooses among the VLs whose head candidate
+   is ready and fits in the downstream buffer; the packet crosses the
+   crossbar at ``crossbarSpeedup`` times the fastest link rate of the
+   switch, holding input *i*'s crossbar connection meanwhile, and is sent on
+   link *o* at that link's rate (virtual cut-through: it may start before
+   its tail has arrived; it cannot end before its tail has);
+5. its credits go back to the upstream sender when its tail has left the
+   input buffer, one wire delay later.
+
+Zero-load latency across one switch, from the first bit leaving the source
+to the last bit arriving at the destination, for a packet of ``L`` bytes on
+links of byte time ``tau`` and wire delays ``d1``, ``d2``::
+
+    d1 + routingDelay + arbitrationDelay + L * tau + d2
+
+— one byte time per byte, not two, because of cut-through.
+
+VL15 (subnet management) has its own small input buffer, is served before
+every data VL and uses no credits; a VL15 packet that finds that buffer full
+is dropped, as the IBA specification allows.
+"""
+
+from __future__ import annotations
+
+from ibfabric.errors import ConfigError
+
+from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options, parse_sl2vl
+from .packet import CREDIT_BYTES, VL15
+from .port import INF, InputBuffer, TxPort, return_credits
+from .tables import NO_PORT
+
+__all__ = ["Switch", "SwitchRx", "SwitchTx"]
+
+#: SL-to-VL value meaning "drop" (IBA uses VL15 in data SL-to-VL tables this way).
+DROP_VL = 15
+
+
+class SwitchRx:
+    """The receiving side of one switch port: per-VL input buffers and routing."""
+
+    __slots__ = (
+        "node", "port", "bufs", "vl15", "upstream", "delay", "xbar_free", "lft",
+        "tx_by_port", "sl2vl_out", "route_delay", "xbar_bt", "dropper", "drop_check", "sim",
+    )
+
+    def __init__(self, node: "Switch", port: int, nvl: int, buf_credits: int, vl15_credits: int, delay: float):
+        self.node = node
+        self.sim = node.sim
+        self.port = port
+        self.bufs = [InputBuffer(self, vl, buf_credits) for vl in range(nvl)]
+        self.vl15 = InputBuffer(self, VL15, vl15_credits)
+        self.upstream: TxPort | None = None
+        self.delay = delay
+        self.xbar_free = 0.0
+        self.lft: list[int] = []
+        self.tx_by_port: list[SwitchTx | None] = []
+        self.sl2vl_out: list[list[int] | None] = []
+        self.route_delay = node.route_delay
+        self.xbar_bt = 0.0
+        self.dropper = node.dropper
+        self.drop_check = not getattr(node.dropper, "passive", False)
+
+    @property
+    def nvl(self) -> int:
+        return len(self.bufs)
+
+    def capacities(self) -> list[int]:
+        """Input buffer size of each data VL, in credits."""
+        return [b.capacity for b in self.bufs]
+
+    def held(self, vl: int) -> int:
+        return self.bufs[vl].occ
+
+    def receive(self, p, now: float) -> None:
+        """Store *p*, whose first bit arrives at ``p.head_at``, and route it."""
+        dl = p.dlid
+        lft = self.lft
+        port = lft[dl] if dl < len(lft) else NO_PORT
+        vl = p.vl
+        if vl == VL15:
+            buf = self.vl15
+            if buf.occ + p.credits > buf.capacity:
+                self.sim.drop(p, "vl15-full", self.node)
+                return
+        else:
+            buf = self.bufs[vl]
+        if port == 0:
+            self._consume(p, buf)
+            return
+        op = self.tx_by_port[port] if port < len(self.tx_by_port) else None
+        if op is None:
+            self._discard(p, buf, "no-route")
+            return
+        if vl == VL15:
+            ovl = VL15
+        else:
+            ovl = self.sl2vl_out[port][p.sl]
+            if ovl >= op.nvl:
+                self._discard(p, buf, "sl2vl-drop")
+                return
+        if self.drop_check and self.dropper.on_arrival(p, buf, now):
+            self._discard(p, buf, "dropper")
+            return
+        p.out_port = op
+        p.out_vl = ovl
+        t = p.ready_at = p.head_at + self.route_delay
+        q = buf.q
+        q.append(p)
+        occ = buf.occ = buf.occ + p.credits
+        if occ > buf.max_occ:
+            buf.max_occ = occ
+        if len(q) == 1:
+            if ovl == VL15:
+                op.mcands.append(buf)
+            else:
+                op.cands[ovl].append(buf)
+            if self.xbar_free > t:
+                t = self.xbar_free
+            op.poke(t)
+
+    def _consume(self, p, buf: InputBuffer) -> None:
+        """A packet for the switch itself (port 0): taken in by its management agent at its tail."""
+        if p.vl != VL15:
+            return_credits(self.upstream, p.vl, p.tail_at + self.delay, p.credits)
+        self.sim.deliver_local(p, self.node)
+
+    def _discard(self, p, buf: InputBuffer, reason: str) -> None:
+        """Drop an arriving packet; its buffer space is freed as its tail arrives."""
+        if p.vl != VL15:
+            return_credits(self.upstream, p.vl, p.tail_at + self.delay, p.credits)
+        self.sim.drop(p, reason, self.node)
+
+
+class SwitchTx(TxPort):
+    """The transmitter of one switch port: picks the next packet among the
+    input buffers whose head packet is routed to it."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.mcands: list[InputBuffer] = []
+        self.chosen: list[InputBuffer | None] = [None] * self.nvl
+
+    def has_work(self) -> bool:
+        if self.mcands:
+            return True
+        for c in self.cands:
+            if c:
+                return True
+        return False
+
+    def try_send(self, now: float) -> float | None:
+        nxt = INF
+        if self.mcands:
+            for buf in self.mcands:
+                p = buf.q[0]
+                t = p.ready_at
+                xf = buf.rx.xbar_free
+                if xf > t:
+                    t = xf
+                if t <= now:
+                    self.mcands.remove(buf)
+                    return self._send(buf, p, VL15, now)
+                if t < nxt:
+                    nxt = t
+        ready = self.ready
+        chosen = self.chosen
+        credits = self.credits
+        returns = self.returns
+        any_ready = False
+        for vl in range(self.nvl):
+            c = self.cands[vl]
+            if not c:
+                ready[vl] = None
+                continue
+            rq = returns[vl]
+            if rq and rq[0][0] <= now:
+                self.absorb(vl, now)
+            found = None
+            for buf in c:
+                p = buf.q[0]
+                t = p.ready_at
+                xf = buf.rx.xbar_free
+                if xf > t:
+                    t = xf
+                if t <= now:
+                    found = buf
+                    break
+                if t < nxt:
+                    nxt = t
+            if found is None:
+                ready[vl] = None
+                continue
+            p = found.q[0]
+            if p.credits <= credits[vl]:
+                ready[vl] = p
+                chosen[vl] = found
+                any_ready = True
+            else:
+                ready[vl] = None
+                if rq and rq[0][0] < nxt:
+                    nxt = rq[0][0]
+        if not any_ready:
+            self.next_t = nxt
+            return None
+        vl = self.arbiter.select(ready)
+        buf = chosen[vl]
+        self.cands[vl].remove(buf)
+        return self._send(buf, buf.q[0], vl, now)
+
+    def _send(self, buf: InputBuffer, p, vl: int, now: float) -> float:
+        buf.q.popleft()
+        rx = buf.rx
+        size = p.size
+        tail_in = p.tail_at
+        xend = now + size * rx.xbar_bt
+        if tail_in > xend:
+            xend = tail_in
+        rx.xbar_free = xend
+        end = now + size * self.byte_time
+        if tail_in > end:
+            end = tail_in
+        buf.occ -= p.credits
+        if vl != VL15:
+            return_credits(rx.upstream, buf.vl, xend + rx.delay, p.credits)
+        q = buf.q
+        if q:
+            n = q[0]
+            op = n.out_port
+            if n.out_vl == VL15:
+                op.mcands.append(buf)
+            else:
+                op.cands[n.out_vl].append(buf)
+            t = n.ready_at
+            if xend > t:
+                t = xend
+            op.poke(t)
+        self.launch(p, vl, now, end)
+        return end
+
+
+class Switch(IBNode):
+    """An IBA switch module (see the module docstring for its pipeline)."""
+
+    is_switch = True
+
+    def initialize(self, stage: int) -> None:
+        if stage == STAGE_LOCAL:
+            self._read_params()
+            self.rx: dict[int, SwitchRx] = {}
+            for port, (peer, _pp, link) in self.links.items():
+                nvl = min(self.num_vls, int(peer.params["numVLs"]))
+                self.rx[port] = SwitchRx(
+                    self, port, nvl, self.vl_buffer // CREDIT_BYTES, self.vl15_buffer // CREDIT_BYTES, link.delay
+                )
+        elif stage == STAGE_WIRE:
+            self._build_transmitters()
+
+    def _read_params(self) -> None:
+        self.read_ports()
+        p = self.params
+        self.num_vls = self.int_param("numVLs", 1, 15)
+        self.routing_delay = float(p["routingDelay"])
+        self.arbitration_delay = float(p["arbitrationDelay"])
+        for name, v in (("routingDelay", self.routing_delay), ("arbitrationDelay", self.arbitration_delay)):
+            if v < 0:
+                raise ConfigError(f"{self.path}: '{name}' must be >= 0 (got {v}ns)")
+        self.route_delay = self.routing_delay + self.arbitration_delay
+        self.speedup = float(p["crossbarSpeedup"])
+        if not self.speedup > 0:
+            raise ConfigError(f"{self.path}: 'crossbarSpeedup' must be > 0 (got {self.speedup})")
+        self.vl_buffer = self.int_param("vlBufferSize", CREDIT_BYTES, 1 << 30)
+        self.vl15_buffer = self.int_param("vl15BufferSize", CREDIT_BYTES, 1 << 30)
+        self.sl2vl = parse_sl2vl(str(p["sl2vl"]), self.path)
+        plugins = self.sim.plugins
+        self.dropper = plugins.packet_droppers[str(p["dropper"])](
+            parse_options(str(p["dropperOptions"]), self.path, "dropperOptions"), self.rng
+        )
+        self.lft_ports: list[int] = []
+
+    def _build_transmitters(self) -> None:
+        from ibfabric.plugins.arbiters import arbiter_for
+
+        env = self.sim.env
+        self.tx: dict[int, SwitchTx] = {}
+        for port, (peer, pp, link) in self.links.items():
+            rx_peer = peer.rx[pp]
+            nvl = rx_peer.nvl
+            tx = SwitchTx(self, port, link, nvl, arbiter_for(self, port, nvl), env)
+            tx.connect(rx_peer, rx_peer.capacities())
+            rx_peer.upstream = tx
+            self.tx[port] = tx
+        width = max(self.links, default=0) + 1
+        tx_by_port = [None] * width
+        for port, tx in self.tx.items():
+            tx_by_port[port] = tx
+        fastest = min((link.byte_time for _, _, link in self.links.values()), default=1.0)
+        xbar_bt = fastest / self.speedup
+        for port, rx in self.rx.items():
+            rx.tx_by_port = tx_by_port
+            rx.xbar_bt = xbar_bt
+            rx.sl2vl_out = [None] * width
+            for out, tx in self.tx.items():
+                rx.sl2vl_out[out] = self._sl2vl_table(tx.nvl)
+
+    def _sl2vl_table(self, nvl: int) -> list[int]:
+        if self.sl2vl is None:
+            return [sl % nvl for sl in range(16)]
+        return [vl if vl < nvl else DROP_VL for vl in self.sl2vl]
+
+    def set_sl2vl(self, in_port: int, out_port: int, table: list[int]) -> None:
+        """Set the SL-to-VL table of one (input port, output port) pair: 16 VLs, 15 = drop."""
+        if len(table) != 16 or not all(0 <= v <= 15 for v in table):
+            raise ConfigError(f"{self.path}: an SL-to-VL table has 16 VLs in 0..15")
+        if in_port not in self.rx or out_port not in self.tx:
+            raise ConfigError(f"{self.path}: ports {in_port} -> {out_port} are not both connected")
+        self.rx[in_port].sl2vl_out[out_port] = list(table)
+
+    def install_lft(self, ports: list[int]) -> None:
+        """Install a forwarding table: ``ports[lid]`` is the output port (255 = none, 0 = this switch)."""
+        self.lft_ports = list(ports)
+        for rx in self.rx.values():
+            rx.lft = self.lft_ports
+
+    def buffers(self):
+        """Every input buffer of the switch (data VLs, then VL15, per port)."""
+        for rx in self.rx.values():
+            yield from rx.bufs
+            yield rx.vl15

@@ -1,0 +1,163 @@
+"""``ibfabric run``: simulate a topology under synthetic traffic and print the results."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ibfabric.errors import ConfigError, DeadlockError
+
+#: The embedded default scenario: what ``ibfabric run`` simulates with no arguments.
+DEFAULTS = {
+    "topology": "irregular16",
+    "routing": "updn",
+    "traffic": "uniform",
+    "load": 0.3,
+    "packet_size": 256,
+    "time": "100us",
+    "warmup": "10us",
+    "seed": 1,
+}
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "run",
+        help="simulate a topology and print latency, throughput and packet counts",
+        description=(
+            "Simulate TOPOLOGY (a .ned file or an ibnetdiscover dump; default: the shipped "
+            f"'{DEFAULTS['topology']}' fabric) under synthetic traffic."
+        ),
+    )
+    p.add_argument("topology", nargs="?", default=None, metavar="TOPOLOGY")
+    p.add_argument("--network", help="network to build when the file declares several")
+    p.add_argument("--routing", metavar="NAME", help="routing engine of the subnet manager")
+    p.add_argument("--arbiter", metavar="NAME", help="VL arbiter of every port")
+    p.add_argument("--dropper", metavar="NAME", help="packet dropper of every switch")
+    p.add_argument("--traffic", metavar="NAME", default=None,
+                   help=f"traffic pattern of every HCA (default {DEFAULTS['traffic']}; 'none' for no traffic)")
+    p.add_argument("--load", type=float, metavar="X", help=f"offered load per host, fraction of its link rate (default {DEFAULTS['load']})")
+    p.add_argument("--packet-size", type=int, metavar="BYTES", help=f"wire size of generated packets (default {DEFAULTS['packet_size']})")
+    p.add_argument("--arrival", choices=("poisson", "constant"), help="arrival process (default poisson)")
+    p.add_argument("--time", metavar="DURATION", default=None, help=f"simulated time, e.g. 1ms (default {DEFAULTS['time']})")
+    p.add_argument("--warmup", metavar="DURATION", default=None, help=f"start of the measurement window (default {DEFAULTS['warmup']})")
+    p.add_argument("--seed", type=int, default=DEFAULTS["seed"], metavar="N", help=f"the run's seed (default {DEFAULTS['seed']})")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
+                   help="override a parameter by wildcard path, e.g. '**.routingDelay=100ns' (repeatable; first match wins)")
+    p.add_argument("--out", metavar="DIR", help="write summary.json, scalars.csv and results.sca into DIR")
+    p.add_argument("--check", action="store_true", help="verify the credit invariant at every transmission (slow)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
+    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    return p
+
+
+def parse_sets(items: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        path, sep, value = item.partition("=")
+        if not sep or not path.strip() or not value.strip():
+            raise ConfigError(f"--set '{item}': expected PATH=VALUE, e.g. '**.routingDelay=100ns'")
+        out.append((path.strip(), value.strip()))
+    return out
+
+
+def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], str, str]:
+    """(topology, strict overrides, convenience overrides, time, warmup) for *args*."""
+    topology = args.topology or DEFAULTS["topology"]
+    sets = parse_sets(args.sets)
+    soft: list[tuple[str, str]] = []
+    routing = args.routing or (DEFAULTS["routing"] if args.topology is None else None)
+    if routing:
+        soft.append(("**.routing", routing))
+    if args.arbiter:
+        soft.append(("**.arbiter", args.arbiter))
+    if args.dropper:
+        soft.append(("**.dropper", args.dropper))
+    traffic = args.traffic if args.traffic is not None else DEFAULTS["traffic"]
+    soft.append(("**.traffic", '""' if traffic == "none" else traffic))
+    soft.append(("**.load", str(args.load if args.load is not None else DEFAULTS["load"])))
+    soft.append(("**.packetSize", f"{args.packet_size or DEFAULTS['packet_size']}B"))
+    if args.arrival:
+        soft.append(("**.arrival", args.arrival))
+    return topology, sets, soft, args.time or DEFAULTS["time"], args.warmup or DEFAULTS["warmup"]
+
+
+def run(args) -> int:
+    from ibfabric.simulation import Simulation
+    from ibfabric.results import write_results
+
+    topology, sets, soft, duration, warmup = scenario(args)
+    if args.load is not None and not args.load > 0:
+        raise ConfigError(f"--load must be > 0 (got {args.load})")
+    sim = Simulation(
+        topology, overrides=sets, optional_overrides=soft, network=args.network, seed=args.seed,
+        warmup=warmup, check=args.check,
+    )
+    deadlock = None
+    try:
+        summary = sim.run(duration, progress=not args.no_progress and sys.stderr.isatty())
+    except DeadlockError as exc:
+        deadlock = exc
+        summary = sim.summary()
+    if args.out:
+        write_results(sim, summary, args.out)
+    if args.json:
+        import json
+
+        from ibfabric.results import _clean
+
+        print(json.dumps(_clean(summary), indent=2))
+    else:
+        print_summary(summary)
+        if args.out:
+            print(f"results written to {args.out}/summary.json")
+    if deadlock is not None:
+        raise deadlock
+    return 0
+
+
+def _fmt(v, unit: str = "", digits: int = 1) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.{digits}f}{unit}"
+    return f"{v:,}{unit}"
+
+
+def print_summary(s: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    lat = s["latency_ns"]
+    util = s["link_utilisation"]
+    console = Console(width=100)
+    console.print(
+        f"[bold]{s['network']}[/bold]: {s['hosts']} hosts, {s['switches']} switches,"
+        f" routing {s['routing']}, seed {s['seed']}"
+    )
+    t = Table(show_header=True, header_style="bold")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    rows = [
+        ("offered load", _fmt(s["offered_load"], digits=3)),
+        ("accepted load", _fmt(s["accepted_load"], digits=3)),
+        ("latency mean", _fmt(lat["mean"], " ns")),
+        ("latency p50", _fmt(lat["p50"], " ns")),
+        ("latency p99", _fmt(lat["p99"], " ns")),
+        ("latency max", _fmt(lat["max"], " ns")),
+        ("packets injected", _fmt(s["packets_injected"])),
+        ("packets delivered", _fmt(s["packets_delivered"])),
+        ("packets dropped", _fmt(s["packets_dropped"])),
+        ("packets in flight", _fmt(s["packets_in_flight"])),
+        ("link utilisation max", _fmt(util["max"], digits=3)),
+        ("link utilisation mean", _fmt(util["mean"], digits=3)),
+        ("simulated time", _fmt(s["sim_time_ns"] / 1000, " us")),
+        ("events", _fmt(s["events"])),
+        ("wall time", _fmt(s["wall_s"], " s", 2)),
+    ]
+    for r in rows:
+        t.add_row(*r)
+    console.print(t)
+    if not s["conservation_ok"]:
+        print("warning: packet conservation check failed", file=sys.stderr)

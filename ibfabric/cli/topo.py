@@ -1,0 +1,92 @@
+"""``ibfabric topo``: show, convert and generate topologies."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("topo", help="show, convert or generate topologies",
+                       description="Inspect and convert topology files (.ned or ibnetdiscover output).")
+    tsub = p.add_subparsers(dest="topo_command", metavar="SUBCOMMAND")
+    show = tsub.add_parser("show", help="summarise a topology")
+    show.add_argument("file", metavar="FILE")
+    show.add_argument("--network", help="network to show when the file declares several")
+    show.set_defaults(_topo=_show)
+    conv = tsub.add_parser("convert", help="write a topology (e.g. an ibnetdiscover dump) as .ned")
+    conv.add_argument("file", metavar="FILE")
+    conv.add_argument("-o", "--output", required=True, metavar="OUT.ned")
+    conv.add_argument("--network", help="network to convert when the file declares several")
+    conv.set_defaults(_topo=_convert)
+    try:
+        gen = importlib.import_module("ibfabric.cli.generate")
+    except ModuleNotFoundError as exc:
+        if exc.name != "ibfabric.cli.generate":
+            raise
+    else:
+        gen.add_arguments(tsub)
+    p.set_defaults(_topo=None)
+    return p
+
+
+def run(args) -> int:
+    if args._topo is None:
+        print("usage: ibfabric topo {show,convert,generate} ...")
+        return 2
+    return int(args._topo(args) or 0)
+
+
+def _show(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ibfabric.components.fabric import FabricGraph
+    from ibfabric.ned_like import NedError
+    from ibfabric.errors import TopologyError
+    from ibfabric.topologies import load_network
+    from collections import Counter
+
+    try:
+        net = load_network(args.file, network=args.network)
+    except NedError as exc:
+        raise TopologyError(str(exc)) from None
+    fabric = FabricGraph.from_network(net)
+    sw = fabric.switches
+    ca = fabric.cas
+    sw_links = sum(1 for ln in fabric.links if fabric.is_switch[ln.a] and fabric.is_switch[ln.b])
+    speeds = Counter(f"{ln.width}{ln.speed}" for ln in fabric.links)
+    hops = fabric.switch_hops()
+    connected = bool((hops >= 0).all()) if len(sw) else True
+    diameter = int(hops.max()) if len(sw) and connected else None
+    lids = int((fabric.ep_lid > 0).sum())
+    ports_used = [len(fabric.ports(int(s))) for s in sw]
+    t = Table(title=f"{net.name} ({args.file})", show_header=False)
+    t.add_column("what")
+    t.add_column("value", justify="right")
+    t.add_row("switches", str(len(sw)))
+    t.add_row("channel adapters", str(len(ca)))
+    t.add_row("links", f"{len(fabric.links)} ({sw_links} switch-switch)")
+    t.add_row("link types", ", ".join(f"{k} x{v}" for k, v in sorted(speeds.items())) or "-")
+    t.add_row("switch ports used", f"{min(ports_used)}..{max(ports_used)}" if ports_used else "-")
+    t.add_row("LIDs given", f"{lids} of {len(fabric.ep_lid)} endpoints")
+    t.add_row("connected", "yes" if connected else "no")
+    t.add_row("diameter (switch hops)", "-" if diameter is None else str(diameter))
+    Console(width=100).print(t)
+    return 0
+
+
+def _convert(args) -> int:
+    from ibfabric.errors import TopologyError
+    from ibfabric.ned_like import NedError, write_ned
+    from ibfabric.results import write_atomic
+    from ibfabric.topologies import load_network
+
+    try:
+        net = load_network(args.file, network=args.network)
+        text = write_ned(net)
+    except NedError as exc:
+        raise TopologyError(str(exc)) from None
+    write_atomic(args.output, text)
+    print(f"wrote {args.output}: network {net.name}, {len(net.simple_modules())} modules")
+    return 0

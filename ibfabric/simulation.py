@@ -1,0 +1,611 @@
+"""Building and running a simulation.
+
+::
+
+    import ibfabric
+    sim = ibfabric.load("topologies/bermudez2006_fig1.ned",
+                        overrides={"**.traffic": "uniform", "**.load": "0.2"}, seed=7)
+    summary = sim.run("200us")
+    print(summary["latency_ns"]["mean"])
+
+A :class:`Simulation` owns one plugin set, one type library, one salabim
+environment and the module tree.  Building goes: load plugins -> elaborate
+the topology with the parameter overrides -> create modules and channels ->
+run the init stages (IB nodes read parameters and wire their ports; the
+subnet manager assigns LIDs and installs routes; traffic sources start).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import salabim
+
+from ibfabric.errors import ConfigError, DeadlockError, IbfabricError, TopologyError
+from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng
+from ibfabric.plugins.manager import PluginSet
+from ibfabric.signals import Recorder, SignalBus
+from ibfabric.stats import PacketStats
+from ibfabric.units import UnitError, parse_quantity
+
+__all__ = ["Simulation", "load", "parse_time"]
+
+INF = math.inf
+
+
+def parse_time(value: float | int | str, what: str = "time") -> float:
+    """A duration in ns from a number (ns) or a quantity string ('100us')."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        v, unit = parse_quantity(str(value), expect="ns")
+    except UnitError as exc:
+        raise ConfigError(f"bad {what} {value!r}: {exc}") from None
+    return v
+
+
+class _Dispatcher(salabim.Component):
+    """Runs the kernel's general scheduled calls (messages, scripted events)."""
+
+    def __init__(self, sim: "Simulation"):
+        self.sim = sim
+        self.queue = sim.events_queue
+        self.wake = INF
+        self.running = True
+        self.events = 0
+        super().__init__(env=sim.env, name="ibfabric.dispatcher")
+
+    def process(self):
+        env = self.env
+        q = self.queue
+        while True:
+            self.running = True
+            now = env._now
+            h = q.pop_due(now)
+            while h is not None:
+                self.events += 1
+                h.fn(*h.args)
+                h = q.pop_due(now)
+            t = q.next_time()
+            self.running = False
+            self.wake = t
+            if t == INF:
+                yield self.passivate()
+            else:
+                yield self.hold(till=t)
+
+    def notify(self, t: float) -> None:
+        if not self.running and t < self.wake:
+            self.wake = t
+            self.activate(at=max(t, self.env._now))
+
+
+class _Watchdog(salabim.Component):
+    """Looks for a cycle of credit-starved buffers every ``interval`` ns."""
+
+    def __init__(self, sim: "Simulation", interval: float):
+        self.sim = sim
+        self.interval = interval
+        self.events = 0
+        super().__init__(env=sim.env, name="ibfabric.watchdog")
+
+    def process(self):
+        while True:
+            yield self.hold(self.interval)
+            self.events += 1
+            cycle = self.sim.find_deadlock()
+            if cycle:
+                raise DeadlockError(
+                    f"at {self.env._now:.0f} ns: " + " -> ".join(cycle) + " -> " + cycle[0], cycle, self.env._now
+                )
+
+
+class Simulation:
+    """One simulation run.
+
+    Parameters
+    ----------
+    topology : str, os.PathLike or ElaboratedNetwork
+        A ``.ned`` file, an ibnetdiscover dump (detected by content), NED
+        text (when it contains a newline), or an elaborated network.
+    overrides : mapping or iterable of (pattern, value), optional
+        Parameter overrides by wildcard path (``'**.routingDelay': '100ns'``),
+        first match wins.  A pattern that matches no parameter is an error.
+    optional_overrides : mapping or iterable of (pattern, value), optional
+        Overrides tried after *overrides* that may match nothing (what the
+        CLI's ``--routing``, ``--load``... become).
+    network : str, optional
+        Which network of the file to build (default: the only/last one).
+    seed : int
+        The run's seed; every module draws from its own generator derived
+        from it and its path.
+    plugins, block :
+        Extra plugin objects, and plugin names not to load.
+    warmup : float or str
+        Start of the measurement window (statistics ignore earlier packets).
+    check : bool
+        Verify the credit invariant at every transmission (slow; for tests).
+    deadlock_interval : float or str
+        How often to look for deadlocks (sim time); 0 disables.
+    """
+
+    def __init__(
+        self,
+        topology,
+        *,
+        overrides: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+        optional_overrides: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+        network: str | None = None,
+        seed: int = 0,
+        plugins: Iterable[Any] = (),
+        block: Iterable[str] = (),
+        warmup: float | str = 0.0,
+        check: bool = False,
+        deadlock_interval: float | str = "50us",
+    ):
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ConfigError(f"seed must be a non-negative integer (got {seed!r})")
+        self.seed = int(seed)
+        self.check = bool(check)
+        self.warmup = parse_time(warmup, "warmup")
+        self.deadlock_interval = parse_time(deadlock_interval, "deadlock interval")
+        self.plugins = PluginSet.load(plugins=plugins, block=block)
+        self.library = self._type_library()
+        self.network = self._elaborate(topology, overrides, optional_overrides, network)
+        self.env = salabim.Environment(
+            trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False
+        )
+        self.signals = SignalBus(lambda: self.env._now)
+        self.events_queue = EventQueue()
+        self.stats = PacketStats(self.warmup)
+        self.recorders: list[Recorder] = []
+        self.traffic_stop = INF
+        self.fabric = None
+        self.tables = None
+        self._patterns: dict[tuple[str, str], Any] = {}
+        self._msg_ids = 0
+        self.deadlock: DeadlockError | None = None
+        self.wall = 0.0
+        self._listen_received = False
+        self._listen_dropped = False
+        self._build()
+
+    # ------------------------------------------------------------ building
+
+    def _type_library(self):
+        from ibfabric.ned_like import TypeLibrary
+
+        lib = TypeLibrary.default()
+        seen: set[str] = set()
+        for reg in self.plugins.module_types:
+            ned = reg.extra.get("ned")
+            if ned and ned not in seen:
+                seen.add(ned)
+                lib.add_source(ned, f"<plugin {reg.plugin}>")
+        return lib
+
+    def _elaborate(self, topology, overrides, optional, network):
+        from ibfabric.ned_like import NedError, OverrideSet
+        from ibfabric.ned_like.model import ElaboratedNetwork
+        from ibfabric.topologies import load_network
+
+        strict = _override_items(overrides)
+        patterns = {p for p, _ in strict}
+        soft = [(p, v) for p, v in _override_items(optional) if p not in patterns]
+        ov = OverrideSet(strict + soft)
+        if isinstance(topology, ElaboratedNetwork):
+            if strict or optional:
+                raise ConfigError("parameter overrides need a topology file or text, not an elaborated network")
+            net = topology
+        else:
+            try:
+                net = load_network(topology, network=network, library=self.library, overrides=ov)
+            except NedError as exc:
+                raise TopologyError(str(exc)) from None
+        self._overrides = ov
+        net = self._with_subnet_manager(net, ov)
+        unused = [p for p in ov.unused() if p in patterns]
+        if unused:
+            raise ConfigError(f"override '{unused[0]}' matches no parameter of network '{net.name}'")
+        return net
+
+    def _with_subnet_manager(self, net, ov):
+        """Add a default subnet manager (path ``<network>.sm``) if the network has none."""
+        from ibfabric.ned_like import elaborate
+        from ibfabric.ned_like.model import ElaboratedNetwork
+
+        if any(m.type_name == "ibfabric.components.SubnetManager" for m in net.simple_modules()):
+            return net
+        if not any(m.type_name in ("ibfabric.components.Switch", "ibfabric.components.HCA") for m in net.simple_modules()):
+            return net
+        name = "sm"
+        taken = {s.name for s in net.root.submodules}
+        while name in taken:
+            name += "_"
+        snippet = f"network {net.root.name} {{ submodules: {name}: SubnetManager; }}"
+        sm = elaborate(snippet, library=self.library, overrides=ov, filename="<default subnet manager>").root.submodules[0]
+        import attrs
+
+        root = attrs.evolve(net.root, submodules=net.root.submodules + (sm,))
+        return ElaboratedNetwork(root=root, source=net.source)
+
+    def _build(self) -> None:
+        registry = self.plugins.module_types
+        self.root: Module = self._make_module(self.network.root, None, registry)
+        self.modules_by_path = {m.path: m for m in self.root.walk()}
+        self.channels: list[Channel] = []
+        default_link = None
+        for c in self.network.flat_connections():
+            a = self._gate(c.src)
+            b = self._gate(c.dst)
+            spec = c.channel
+            if spec is None and a.name == "port" and b.name == "port":
+                if default_link is None:
+                    default_link = self._default_link_spec()
+                spec = default_link
+            ch = None
+            if spec is not None:
+                cls = self._class_of(spec.type_name, registry, c.location)
+                if not (isinstance(cls, type) and issubclass(cls, Channel)):
+                    raise TopologyError(f"{c.location}: '{spec.type_name}' is not a channel type")
+                ch = cls(self, spec, f"{c.src}.channel")
+                ch.ends = (a, b)
+                ch.initialize()
+                self.channels.append(ch)
+            for g, other in ((a, b), (b, a)):
+                if g.peer is not None:
+                    raise TopologyError(f"{c.location}: gate {g.path} is connected twice")
+                g.peer, g.channel = other, ch
+        from ibfabric.components.node import IBNode
+
+        self.ib_nodes = [m for m in self.root.walk() if isinstance(m, IBNode)]
+        self.hosts = [m for m in self.ib_nodes if not m.is_switch and any(g.peer for g in m.gate_vector("port")[1:])]
+        self._host_index = {id(h): i for i, h in enumerate(self.hosts)}
+        stages = max((m.num_init_stages() for m in self.root.walk()), default=1)
+        for stage in range(stages):
+            for m in self.root.walk():
+                if stage < m.num_init_stages():
+                    m.initialize(stage)
+            if stage == 1:
+                self._check_buffers()
+        self.dispatcher = _Dispatcher(self)
+        self.watchdog = None
+        switches = [n for n in self.ib_nodes if n.is_switch]
+        if self.deadlock_interval > 0 and switches:
+            self.watchdog = _Watchdog(self, self.deadlock_interval)
+        self.ports = [tx for n in self.ib_nodes for tx in n.tx.values()]
+        for tx in self.ports:
+            tx.window = self.warmup
+        self.plugins.pm.hook.ibfabric_simulation_built(simulation=self)
+
+    def _make_module(self, spec, parent, registry) -> Module:
+        if spec.kind == "compound":
+            m = CompoundModule(self, spec, parent)
+        else:
+            cls = self._class_of(spec.type_name, registry, spec.location)
+            if not (isinstance(cls, type) and issubclass(cls, Module)):
+                raise TopologyError(f"{spec.location}: '{spec.type_name}' is not a module type")
+            m = cls(self, spec, parent)
+        for sub in spec.submodules:
+            m.submodules.append(self._make_module(sub, m, registry))
+        return m
+
+    def _class_of(self, type_name: str, registry, location):
+        if type_name in registry:
+            return registry[type_name]
+        where = f"{location}: " if location else ""
+        raise TopologyError(f"{where}type '{type_name}' has no Python implementation (no plugin registered it)")
+
+    def _gate(self, ref):
+        m = self.modules_by_path[ref.path]
+        return m.gate(ref.gate, ref.index)
+
+    def _default_link_spec(self):
+        from ibfabric.ned_like import elaborate
+
+        net = elaborate(
+            "network _d { submodules: a: HCA; b: HCA; connections: a.port[1] <--> Link <--> b.port[1]; }",
+            library=self.library, filename="<default link>",
+        )
+        return net.flat_connections()[0].channel
+
+    def _check_buffers(self) -> None:
+        """Every data VL buffer must hold the largest packet a host can send (virtual cut-through)."""
+        biggest = max((h.max_packet() for h in self.hosts), default=0)
+        for n in self.ib_nodes:
+            for port, rx in n.rx.items():
+                for cap in rx.capacities():
+                    if cap * 64 < biggest:
+                        raise ConfigError(
+                            f"{n.path}.port[{port}]: vlBufferSize ({cap * 64}B) is smaller than the largest"
+                            f" packet ({biggest}B = mtu + headerSize); virtual cut-through needs room for a whole packet"
+                        )
+
+    # --------------------------------------------------------- services
+
+    @property
+    def now(self) -> float:
+        """Simulation time in ns."""
+        return self.env._now
+
+    def call_at(self, t: float | str, fn: Callable, *args):
+        """Call ``fn(*args)`` at simulation time *t* (ns or '10us'); returns a cancellable handle."""
+        t = parse_time(t)
+        if t < self.now:
+            raise ConfigError(f"cannot schedule at {t} ns: the simulation is at {self.now} ns")
+        h = self.events_queue.push(t, fn, args)
+        if hasattr(self, "dispatcher"):
+            self.dispatcher.notify(t)
+        return h
+
+    def module(self, path: str) -> Module:
+        """The module at *path* (full path, or relative to the network)."""
+        m = self.modules_by_path.get(path) or self.modules_by_path.get(f"{self.root.path}.{path}")
+        if m is None:
+            raise KeyError(f"no module '{path}' in network '{self.root.path}'")
+        return m
+
+    def find(self, pattern: str) -> list[Module]:
+        """Modules whose path matches a wildcard *pattern* (``'**.sw*'``)."""
+        from ibfabric.ned_like import match
+
+        return [m for m in self.root.walk() if match(pattern, m.path)]
+
+    def record(self, signal: str, *stats: str, modules: str = "**", histogram_edges=None) -> Recorder:
+        """Collect statistics of *signal* emitted by modules matching *modules*."""
+        rec = Recorder(signal, stats or ("count", "mean"), histogram_edges)
+        for m in self.find(modules):
+            self.signals.subscribe(signal, rec, source=m)
+        self.recorders.append(rec)
+        return rec
+
+    def traffic_index(self, hca) -> int | None:
+        return self._host_index.get(id(hca))
+
+    def traffic_pattern(self, name: str, options: str):
+        key = (name, options)
+        if key not in self._patterns:
+            from ibfabric.components.node import parse_options
+
+            factory = self.plugins.traffic_patterns[name]
+            opts = parse_options(options, "traffic", "trafficOptions")
+            self._patterns[key] = factory(len(self.hosts), opts, module_rng(self.seed, f"traffic:{name}:{options}"))
+        return self._patterns[key]
+
+    def dlids_from(self, hca) -> np.ndarray:
+        """DLID of every traffic endpoint for packets sent by *hca* (per the routing's path choice)."""
+        fabric, tables = self.fabric, self.tables
+        src_ep = fabric.endpoint_of(self.ib_nodes.index(hca), hca.first_port)
+        out = np.zeros(len(self.hosts), dtype=np.int64)
+        for i, h in enumerate(self.hosts):
+            ep = fabric.endpoint_of(self.ib_nodes.index(h), h.first_port)
+            out[i] = tables.dlid(src_ep, ep)
+        return out
+
+    def next_message_id(self) -> int:
+        self._msg_ids += 1
+        return self._msg_ids
+
+    # ------------------------------------------------------ accounting
+
+    def count_generated(self, n: int, nbytes: int, t: float) -> None:
+        self.stats.add_generated(n, nbytes, t)
+
+    def count_injected(self, p) -> None:
+        self.stats.injected += 1
+
+    def deliver(self, p, t: float, node) -> None:
+        self.stats.add_delivery(p, t)
+        if self._listen_received:
+            node.emit("packetReceived", t - p.created)
+
+    def deliver_local(self, p, node) -> None:
+        self.stats.local.append(p.tail_at)
+
+    def drop(self, p, reason: str, node) -> None:
+        self.stats.dropped[reason] += 1
+        if self._listen_dropped:
+            node.emit("packetDropped", reason)
+
+    def packets_in_network(self) -> int:
+        """Packets inside the fabric now, counted where they are (buffers and final wires)."""
+        n = 0
+        for node in self.ib_nodes:
+            if node.is_switch:
+                n += sum(len(b.q) for b in node.buffers())
+        return n + self.stats.on_wire_to_hosts(self.now)
+
+    def find_deadlock(self) -> list[str] | None:
+        """A cycle of input buffers, each full and waiting for the next to drain, or None."""
+        from ibfabric.components.switch import SwitchRx
+
+        now = self.now
+        nxt: dict[int, Any] = {}
+        bufs: dict[int, Any] = {}
+        for node in self.ib_nodes:
+            if not node.is_switch:
+                continue
+            for rx in node.rx.values():
+                for buf in rx.bufs:
+                    if not buf.q:
+                        continue
+                    p = buf.q[0]
+                    if p.ready_at > now:
+                        continue
+                    op, ovl = p.out_port, p.out_vl
+                    if ovl >= op.nvl:
+                        continue
+                    rq = op.returns[ovl]
+                    avail = op.credits[ovl] + sum(c for t, c in rq if t <= now)
+                    if avail >= p.credits or any(t > now for t, _ in rq):
+                        continue
+                    down = op.peer_rx
+                    if isinstance(down, SwitchRx):
+                        nxt[id(buf)] = down.bufs[ovl]
+                        bufs[id(buf)] = buf
+        for start in list(nxt):
+            seen: list[int] = []
+            pos = {}
+            cur = start
+            while cur in nxt and cur not in pos:
+                pos[cur] = len(seen)
+                seen.append(cur)
+                cur = id(nxt[cur])
+            if cur in pos:
+                return [bufs[b].name for b in seen[pos[cur]:]]
+            for b in seen:
+                nxt.pop(b, None)
+        return None
+
+    # ------------------------------------------------------------- running
+
+    def run(self, until: float | str, *, progress: bool | Callable[[float, float], None] = False) -> dict[str, Any]:
+        """Run until simulation time *until* (ns or '1ms'); return the summary dict.
+
+        Raises
+        ------
+        DeadlockError
+            If the network deadlocks; ``sim.summary()`` still gives the
+            results up to the detection and ``summary()['deadlock']`` the cycle.
+        """
+        end = parse_time(until, "run time")
+        if end < self.now:
+            raise ConfigError(f"cannot run until {end} ns: the simulation is already at {self.now} ns")
+        self._listen_received = self.signals.listened("packetReceived")
+        self._listen_dropped = self.signals.listened("packetDropped")
+        t0 = time.perf_counter()
+        try:
+            self._run_chunks(end, progress)
+        except DeadlockError as exc:
+            self.deadlock = exc
+            raise
+        finally:
+            self.wall += time.perf_counter() - t0
+            self._finish()
+        return self.summary()
+
+    def _run_chunks(self, end: float, progress) -> None:
+        """One salabim ``run`` call (each costs milliseconds of stack inspection in salabim);
+        progress is reported by a ticker component that wakes 200 times over the span."""
+        start = self.now
+        span = end - start
+        if span <= 0:
+            return
+        ticker = _Ticker(self, start, span, progress) if progress else None
+        try:
+            self.env.run(till=end)
+        finally:
+            if ticker is not None:
+                ticker.close()
+
+    def _finish(self) -> None:
+        for m in self.root.walk():
+            m.finish()
+
+    @property
+    def events(self) -> int:
+        n = sum(tx.events for tx in self.ports) + self.dispatcher.events
+        return n + (self.watchdog.events if self.watchdog else 0)
+
+    def summary(self) -> dict[str, Any]:
+        """The results so far (what ``summary.json`` holds)."""
+        from ibfabric.results import summarize
+
+        s = summarize(self)
+        self.plugins.pm.hook.ibfabric_run_finished(simulation=self, summary=s)
+        return s
+
+    def scalars(self) -> list[tuple[str, str, float]]:
+        """(module, statistic, value) rows of every recorder."""
+        rows = []
+        for r in self.recorders:
+            rows.extend(r.scalars())
+        return rows
+
+
+class _Ticker(salabim.Component):
+    """Reports progress: calls a callback, or shows a bar once the run has taken over a second."""
+
+    def __init__(self, sim: "Simulation", start: float, span: float, progress):
+        self.start = start
+        self.span = span
+        self.callback = progress if callable(progress) else None
+        self.t_wall = time.perf_counter()
+        self.bar = None
+        super().__init__(env=sim.env, name="ibfabric.progress")
+
+    def process(self):
+        step = self.span / 200
+        while True:
+            yield self.hold(step)
+            done = min(self.env._now - self.start, self.span)
+            if self.callback is not None:
+                self.callback(done, self.span)
+            else:
+                if self.bar is None and time.perf_counter() - self.t_wall > 1.0:
+                    self.bar = _ProgressBar(self.span)
+                if self.bar is not None:
+                    self.bar.update(done)
+
+    def close(self) -> None:
+        if self.callback is not None:
+            self.callback(self.span, self.span)
+        if self.bar is not None:
+            self.bar.close()
+        self.cancel()
+
+
+class _ProgressBar:
+    def __init__(self, total: float):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn("simulating"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"), TimeRemainingColumn(),
+            transient=True,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task("run", total=total)
+
+    def update(self, done: float) -> None:
+        self.progress.update(self.task, completed=done)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _override_items(overrides) -> list[tuple[str, str]]:
+    if overrides is None:
+        return []
+    items = overrides.items() if isinstance(overrides, Mapping) else overrides
+    out = []
+    for item in items:
+        try:
+            k, v = item
+        except (TypeError, ValueError):
+            raise ConfigError(f"an override must be (pattern, value), got {item!r}") from None
+        out.append((str(k), v if isinstance(v, str) else _literal(v)))
+    return out
+
+
+def _literal(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v) if not isinstance(v, str) else v
+
+
+def load(topology: str | os.PathLike, **kwargs: Any) -> Simulation:
+    """Build a :class:`Simulation` from a topology file (see its parameters)."""
+    if isinstance(topology, (str, os.PathLike)) and "\n" not in str(topology):
+        path = Path(topology)
+        if not path.exists():
+            raise ConfigError(f"{topology}: no such file")
+    try:
+        return Simulation(topology, **kwargs)
+    except IbfabricError:
+        raise

@@ -1,0 +1,210 @@
+"""VL arbiters: which virtual lane an output port sends next.
+
+Built-ins (registered through the ``arbiters`` entry point):
+
+``iba-vlarb``
+    The IBA VLArbitrationTable (InfiniBand Architecture Specification
+    vol. 1, §7.6.9; Alfaro et al. 2001 §3.3): a high- and a low-priority
+    table of up to 64 ``(VL, weight)`` entries served by weighted round
+    robin, weights in 64-byte units, a packet never split (the weight is
+    rounded up to whole packets), and ``LimitOfHighPriority x 4096`` bytes
+    of high-priority traffic before one low-priority packet may go.
+``round-robin``
+    Every VL with a packet ready, in turn, one packet each.
+
+Each port gets its own arbiter object from the factory; the data path calls
+its ``select(ready)`` method once per packet sent (never a hook).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ibfabric.errors import ConfigError
+from ibfabric.plugins.manager import hookimpl
+
+__all__ = ["ArbiterConfig", "IBAVLArbiter", "RoundRobinArbiter", "arbiter_for", "UNLIMITED"]
+
+#: LimitOfHighPriority value meaning "no limit".
+UNLIMITED = 255
+
+
+@attrs.frozen
+class ArbiterConfig:
+    """What an arbiter factory receives for one output port.
+
+    ``high`` and ``low`` are the VLArbitrationTable entries ``(vl, weight)``
+    (weights in 64-byte units); ``limit_high`` is LimitOfHighPriority.
+    When both tables are empty, ``low`` holds every data VL at weight 64.
+    """
+
+    num_vls: int
+    high: tuple[tuple[int, int], ...] = ()
+    low: tuple[tuple[int, int], ...] = ()
+    limit_high: int = 0
+    port: str = ""
+
+
+class IBAVLArbiter:
+    """Weighted round robin over an IBA VLArbitrationTable (high and low priority).
+
+    Parameters
+    ----------
+    config : ArbiterConfig
+
+    Notes
+    -----
+    Within a table, the current entry ``(vl, weight)`` may send while its VL
+    has a packet ready and its remaining weight is positive; each packet
+    consumes ``ceil(size / 64)`` units and is sent whole even if that
+    exceeds the remainder.  An entry whose VL has nothing ready, or whose
+    weight is spent, passes the turn to the next entry; entries with weight 0
+    are skipped.  High priority is served first, but once
+    ``limit_high x 4096`` bytes of it have gone since the last low-priority
+    packet (at least one packet; 255 means unlimited), a ready low-priority
+    packet goes next.  Low priority is also served whenever high has nothing
+    ready.
+
+    References
+    ----------
+    InfiniBand Architecture Specification, vol. 1, rel. 1.2, §7.6.9.
+    F. J. Alfaro, J. L. Sánchez, J. Duato, "A Strategy to Compute the
+    InfiniBand Arbitration Tables", tech. rep. DIAB-01-02-20, 2001, §3.3.
+    """
+
+    def __init__(self, config: ArbiterConfig):
+        self.num_vls = config.num_vls
+        self.set_tables(config.high, config.low, config.limit_high)
+
+    def set_tables(self, high, low, limit_high: int) -> None:
+        """Replace the tables (as a subnet manager's VLArbitrationTable SMP would)."""
+        if not 0 <= limit_high <= 255:
+            raise ConfigError(f"LimitOfHighPriority must be 0..255 (got {limit_high})")
+        for name, table in (("high", high), ("low", low)):
+            if len(table) > 64:
+                raise ConfigError(f"the {name}-priority table has {len(table)} entries; at most 64")
+            for vl, w in table:
+                if not 0 <= vl <= 14 or not 0 <= w <= 255:
+                    raise ConfigError(f"{name}-priority entry ({vl}, {w}): VL must be 0..14 and weight 0..255")
+        nvl = self.num_vls
+        self.high = [(vl, w) for vl, w in high if w > 0 and vl < nvl]
+        self.low = [(vl, w) for vl, w in low if w > 0 and vl < nvl]
+        self.limit = None if limit_high == UNLIMITED else limit_high * 4096
+        self.hi_idx = 0
+        self.hi_rem = self.high[0][1] if self.high else 0
+        self.lo_idx = 0
+        self.lo_rem = self.low[0][1] if self.low else 0
+        self.hi_sent = 0
+        self.served = {vl for vl, _ in self.high} | {vl for vl, _ in self.low}
+
+    def unserved(self) -> list[int]:
+        """Data VLs that appear in neither table (their packets could never be sent)."""
+        return [vl for vl in range(self.num_vls) if vl not in self.served]
+
+    def select(self, ready: list) -> int:
+        high_allowed = self.limit is None or self.hi_sent == 0 or self.hi_sent < self.limit
+        if self.high and high_allowed:
+            vl = self._pick_high(ready)
+            if vl >= 0:
+                self.hi_sent += ready[vl].size
+                return vl
+        if self.low:
+            vl = self._pick_low(ready)
+            if vl >= 0:
+                self.hi_sent = 0
+                return vl
+        if self.high and not high_allowed:
+            vl = self._pick_high(ready)  # no low-priority packet is ready: high may go on
+            if vl >= 0:
+                self.hi_sent += ready[vl].size
+                return vl
+        raise ConfigError(f"VL arbiter asked to choose among VLs {[v for v, p in enumerate(ready) if p]} "
+                          "that are in neither VLArbitrationTable")
+
+    def _pick_high(self, ready: list) -> int:
+        table = self.high
+        n = len(table)
+        idx, rem = self.hi_idx, self.hi_rem
+        for _ in range(n + 1):
+            vl, w = table[idx]
+            p = ready[vl] if vl < len(ready) else None
+            if p is not None and rem > 0:
+                rem -= (p.size + 63) >> 6
+                if rem <= 0:
+                    idx = idx + 1 if idx + 1 < n else 0
+                    rem = table[idx][1]
+                self.hi_idx, self.hi_rem = idx, rem
+                return vl
+            idx = idx + 1 if idx + 1 < n else 0
+            rem = table[idx][1]
+        self.hi_idx, self.hi_rem = idx, rem
+        return -1
+
+    def _pick_low(self, ready: list) -> int:
+        table = self.low
+        n = len(table)
+        idx, rem = self.lo_idx, self.lo_rem
+        for _ in range(n + 1):
+            vl, w = table[idx]
+            p = ready[vl] if vl < len(ready) else None
+            if p is not None and rem > 0:
+                rem -= (p.size + 63) >> 6
+                if rem <= 0:
+                    idx = idx + 1 if idx + 1 < n else 0
+                    rem = table[idx][1]
+                self.lo_idx, self.lo_rem = idx, rem
+                return vl
+            idx = idx + 1 if idx + 1 < n else 0
+            rem = table[idx][1]
+        self.lo_idx, self.lo_rem = idx, rem
+        return -1
+
+
+class RoundRobinArbiter:
+    """One packet per ready VL in turn, starting after the VL served last."""
+
+    def __init__(self, config: ArbiterConfig):
+        self.num_vls = config.num_vls
+        self.last = config.num_vls - 1
+
+    def select(self, ready: list) -> int:
+        n = self.num_vls
+        vl = self.last
+        for _ in range(n):
+            vl = vl + 1 if vl + 1 < n else 0
+            if ready[vl] is not None:
+                self.last = vl
+                return vl
+        raise ValueError("round-robin arbiter called with no VL ready")
+
+
+def arbiter_for(node, port: int, nvl: int):
+    """Build the arbiter of one port of *node* from its ``arbiter`` and ``vlArb*`` parameters."""
+    from ibfabric.components.node import parse_vlarb
+
+    p = node.params
+    where = f"{node.path}.port[{port}]"
+    high = parse_vlarb(str(p["vlArbHigh"]), node.path, "vlArbHigh")
+    low = parse_vlarb(str(p["vlArbLow"]), node.path, "vlArbLow")
+    if not high and not low:
+        low = tuple((vl, 64) for vl in range(nvl))
+    limit = node.int_param("vlArbHighLimit", 0, 255)
+    reg = node.sim.plugins.vl_arbiters.get(str(p["arbiter"]))
+    cfg = ArbiterConfig(num_vls=nvl, high=high, low=low, limit_high=limit, port=where)
+    try:
+        arb = reg.obj(cfg)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    unserved = getattr(arb, "unserved", lambda: [])()
+    if unserved:
+        raise ConfigError(
+            f"{where}: VL {unserved[0]} is operational but in neither VLArbitrationTable"
+            " (vlArbHigh/vlArbLow); its packets could never be sent"
+        )
+    return arb
+
+
+@hookimpl
+def ibfabric_register_vl_arbiters(register) -> None:
+    register("iba-vlarb", IBAVLArbiter, description="IBA VLArbitrationTable: high/low WRR, LimitOfHighPriority")
+    register("round-robin", RoundRobinArbiter, description="one packet per ready VL in turn")

@@ -1,0 +1,176 @@
+"""Traffic patterns: the destinations of generated traffic.
+
+Endpoints are numbered ``0 .. N-1`` in the order the HCAs appear in the
+network (module pre-order), using each HCA's first connected port.
+Built-ins (registered through the ``traffic`` entry point):
+
+``uniform``
+    Every other endpoint with equal probability.
+``bit-reversal``, ``transpose``, ``shuffle``
+    Permutations on the ``b = ceil(log2 N)`` bits of the source index:
+    reversing them, rotating them by ``floor(b/2)`` (the matrix transpose
+    when ``b`` is even) and rotating them left by one (the perfect shuffle).
+    A source whose image is itself or is ``>= N`` (possible when ``N`` is not
+    a power of two) sends nothing.
+``hot-spot``
+    A fraction of the traffic (option ``fraction``, default 0.1) goes to one
+    endpoint (option ``hotspot``, default drawn from the run's seed), the rest
+    is uniform (Martínez et al. 2003 §5.1 use 5, 10 and 20 %).
+
+Arrival processes (Poisson or constant rate) and loads are properties of the
+sources, not of the pattern: see the HCA's ``arrival`` and ``load``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ibfabric.errors import ConfigError
+from ibfabric.plugins.manager import hookimpl
+
+__all__ = [
+    "TrafficPattern",
+    "Uniform",
+    "BitReversal",
+    "Transpose",
+    "Shuffle",
+    "HotSpot",
+]
+
+
+class TrafficPattern:
+    """Base class.  Subclasses implement :meth:`destinations`.
+
+    Parameters
+    ----------
+    num_hosts : int
+        Number of traffic endpoints.
+    options : dict of str
+        Pattern options; unknown keys raise ConfigError.
+    rng : numpy.random.Generator
+        The pattern's own generator (for choices shared by all sources).
+    """
+
+    name = "pattern"
+    option_names: tuple[str, ...] = ()
+
+    def __init__(self, num_hosts: int, options: dict[str, str] | None = None, rng: np.random.Generator | None = None):
+        if num_hosts < 2:
+            raise ConfigError(f"traffic pattern '{self.name}' needs at least 2 endpoints (got {num_hosts})")
+        options = dict(options or {})
+        bad = sorted(set(options) - set(self.option_names))
+        if bad:
+            valid = ", ".join(self.option_names) or "none"
+            raise ConfigError(f"traffic pattern '{self.name}' has no option '{bad[0]}' (valid: {valid})")
+        self.num_hosts = num_hosts
+        self.options = options
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+
+    def active(self, src: int) -> bool:
+        """Whether endpoint *src* sends at all."""
+        return True
+
+    def destinations(self, src: int, rng: np.random.Generator, n: int) -> np.ndarray:
+        """*n* destination indices for messages from *src* (-1: send nothing)."""
+        raise NotImplementedError
+
+
+class Uniform(TrafficPattern):
+    """Uniformly random destinations, never the source itself."""
+
+    name = "uniform"
+
+    def destinations(self, src: int, rng: np.random.Generator, n: int) -> np.ndarray:
+        d = rng.integers(0, self.num_hosts - 1, n)
+        d[d >= src] += 1
+        return d
+
+
+class Permutation(TrafficPattern):
+    """A fixed destination per source, from a permutation of the index bits."""
+
+    def __init__(self, num_hosts, options=None, rng=None):
+        super().__init__(num_hosts, options, rng)
+        self.bits = max(1, int(np.ceil(np.log2(num_hosts))))
+        self.target = np.array([self.image(s) for s in range(num_hosts)], dtype=np.int64)
+        self.target[(self.target == np.arange(num_hosts)) | (self.target >= num_hosts)] = -1
+
+    def image(self, src: int) -> int:
+        raise NotImplementedError
+
+    def active(self, src: int) -> bool:
+        return bool(self.target[src] >= 0)
+
+    def destinations(self, src: int, rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.full(n, self.target[src], dtype=np.int64)
+
+
+class BitReversal(Permutation):
+    """Destination = source index with its bits reversed."""
+
+    name = "bit-reversal"
+
+    def image(self, src: int) -> int:
+        b = self.bits
+        return int(format(src, f"0{b}b")[::-1], 2)
+
+
+class Transpose(Permutation):
+    """Destination = source bits rotated by half their number (matrix transpose)."""
+
+    name = "transpose"
+
+    def image(self, src: int) -> int:
+        b = self.bits
+        k = b // 2
+        mask = (1 << b) - 1
+        return ((src << k) | (src >> (b - k))) & mask if k else src
+
+
+class Shuffle(Permutation):
+    """Destination = source bits rotated left by one (perfect shuffle)."""
+
+    name = "shuffle"
+
+    def image(self, src: int) -> int:
+        b = self.bits
+        mask = (1 << b) - 1
+        return ((src << 1) | (src >> (b - 1))) & mask
+
+
+class HotSpot(TrafficPattern):
+    """A fraction of all traffic to one hot endpoint, the rest uniform."""
+
+    name = "hot-spot"
+    option_names = ("fraction", "hotspot")
+
+    def __init__(self, num_hosts, options=None, rng=None):
+        super().__init__(num_hosts, options, rng)
+        try:
+            self.fraction = float(self.options.get("fraction", "0.1"))
+        except ValueError:
+            raise ConfigError(f"hot-spot 'fraction' must be a number (got {self.options['fraction']!r})") from None
+        if not 0 <= self.fraction <= 1:
+            raise ConfigError(f"hot-spot 'fraction' must be in 0..1 (got {self.fraction})")
+        if "hotspot" in self.options:
+            try:
+                self.hotspot = int(self.options["hotspot"])
+            except ValueError:
+                raise ConfigError(f"hot-spot 'hotspot' must be an endpoint index (got {self.options['hotspot']!r})") from None
+            if not 0 <= self.hotspot < num_hosts:
+                raise ConfigError(f"hot-spot 'hotspot' must be in 0..{num_hosts - 1} (got {self.hotspot})")
+        else:
+            self.hotspot = int(self.rng.integers(num_hosts))
+
+    def destinations(self, src: int, rng: np.random.Generator, n: int) -> np.ndarray:
+        d = rng.integers(0, self.num_hosts - 1, n)
+        d[d >= src] += 1
+        if src != self.hotspot:
+            d[rng.random(n) < self.fraction] = self.hotspot
+        return d
+
+
+@hookimpl
+def ibfabric_register_traffic_patterns(register) -> None:
+    for cls in (Uniform, BitReversal, Transpose, Shuffle, HotSpot):
+        register(cls.name, cls, description=(cls.__doc__ or "").strip().splitlines()[0])

@@ -1,0 +1,104 @@
+"""VL arbiters against hand-computed service orders (IBA vol. 1 §7.6.9)."""
+
+import pytest
+
+from ibfabric.components.packet import Packet
+from ibfabric.errors import ConfigError
+from ibfabric.plugins.arbiters import ArbiterConfig, IBAVLArbiter, RoundRobinArbiter
+
+
+def pkt(size):
+    return Packet.make(1, 2, size)
+
+
+def serve(arb, ready_sizes, n):
+    """Service order of n decisions when every VL in ready_sizes always has a packet of that size."""
+    nvl = arb.num_vls
+    ready = [pkt(ready_sizes[vl]) if vl in ready_sizes else None for vl in range(nvl)]
+    return [arb.select(list(ready)) for _ in range(n)]
+
+
+class TestIBAVLArbiter:
+    def test_weights_are_64_byte_units(self):
+        # (VL0, 4) sends four 64-byte packets per turn, (VL1, 1) one.
+        arb = IBAVLArbiter(ArbiterConfig(2, high=((0, 4), (1, 1)), limit_high=255))
+        assert serve(arb, {0: 64, 1: 64}, 10) == [0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+
+    def test_packet_is_never_split(self):
+        # A 256-byte packet needs 4 units; weight 1 still sends it whole, then the turn passes.
+        arb = IBAVLArbiter(ArbiterConfig(2, high=((0, 1), (1, 1)), limit_high=255))
+        assert serve(arb, {0: 256, 1: 256}, 6) == [0, 1, 0, 1, 0, 1]
+
+    def test_weight_rounded_up_to_whole_packets(self):
+        # Weight 3 with 128-byte (2-unit) packets: 2 packets (2 + 2 > 3 is still allowed once).
+        arb = IBAVLArbiter(ArbiterConfig(2, high=((0, 3), (1, 2)), limit_high=255))
+        assert serve(arb, {0: 128, 1: 128}, 6) == [0, 0, 1, 0, 0, 1]
+
+    def test_limit_of_high_priority_zero_lets_one_low_packet_through(self):
+        # LimitOfHighPriority 0: one high packet, then a low packet if one is ready.
+        arb = IBAVLArbiter(ArbiterConfig(3, high=((0, 2), (1, 1)), low=((2, 1),), limit_high=0))
+        assert serve(arb, {0: 128, 1: 128, 2: 128}, 8) == [0, 2, 1, 2, 0, 2, 1, 2]
+
+    def test_limit_counts_4096_byte_units(self):
+        # Limit 1 = 4096 bytes of high priority (32 packets of 128 B) before one low packet.
+        arb = IBAVLArbiter(ArbiterConfig(2, high=((0, 255),), low=((1, 1),), limit_high=1))
+        order = serve(arb, {0: 128, 1: 128}, 66)
+        assert order[:32] == [0] * 32
+        assert order[32] == 1
+        assert order[33:65] == [0] * 32
+        assert order[65] == 1
+
+    def test_unlimited_high_starves_low_while_high_is_ready(self):
+        arb = IBAVLArbiter(ArbiterConfig(2, high=((0, 1),), low=((1, 1),), limit_high=255))
+        assert serve(arb, {0: 64, 1: 64}, 5) == [0] * 5
+
+    def test_low_goes_when_high_has_nothing_ready(self):
+        arb = IBAVLArbiter(ArbiterConfig(2, high=((0, 1),), low=((1, 1),), limit_high=255))
+        assert serve(arb, {1: 64}, 3) == [1, 1, 1]
+
+    def test_entry_without_ready_packet_passes_its_turn(self):
+        arb = IBAVLArbiter(ArbiterConfig(3, low=((0, 10), (1, 10), (2, 10)), limit_high=0))
+        ready = [None, pkt(64), None]
+        assert arb.select(ready) == 1
+
+    def test_weight_zero_entries_are_skipped(self):
+        arb = IBAVLArbiter(ArbiterConfig(2, low=((0, 0), (1, 1)), limit_high=0))
+        assert arb.unserved() == [0]
+
+    def test_high_continues_after_limit_when_no_low_ready(self):
+        arb = IBAVLArbiter(ArbiterConfig(2, high=((0, 1),), low=((1, 1),), limit_high=0))
+        assert serve(arb, {0: 64}, 4) == [0, 0, 0, 0]
+
+    def test_vl_in_both_tables(self):
+        # VL0 in high and low: with limit 0 and only VL0 ready, it is served every time.
+        arb = IBAVLArbiter(ArbiterConfig(1, high=((0, 1),), low=((0, 1),), limit_high=0))
+        assert serve(arb, {0: 64}, 3) == [0, 0, 0]
+
+    @pytest.mark.parametrize("table", [((15, 1),), ((0, 256),)])
+    def test_invalid_entries(self, table):
+        with pytest.raises(ConfigError):
+            IBAVLArbiter(ArbiterConfig(2, low=table))
+
+    def test_at_most_64_entries(self):
+        with pytest.raises(ConfigError, match="at most 64"):
+            IBAVLArbiter(ArbiterConfig(2, low=tuple((0, 1) for _ in range(65))))
+
+    def test_bandwidth_shares_follow_weights(self):
+        # Over many decisions, bytes per VL are proportional to the weights.
+        arb = IBAVLArbiter(ArbiterConfig(3, low=((0, 32), (1, 64), (2, 160)), limit_high=0))
+        order = serve(arb, {0: 256, 1: 256, 2: 256}, 256 * 10)
+        counts = [order.count(v) for v in range(3)]
+        assert counts[1] == 2 * counts[0]
+        assert counts[2] == 5 * counts[0]
+
+
+class TestRoundRobin:
+    def test_alternates_over_ready_vls(self):
+        arb = RoundRobinArbiter(ArbiterConfig(3))
+        assert serve(arb, {0: 64, 2: 4096}, 4) == [0, 2, 0, 2]
+
+    def test_starts_after_last_served(self):
+        arb = RoundRobinArbiter(ArbiterConfig(4))
+        assert arb.select([pkt(64)] * 4) == 0
+        assert arb.select([None, None, None, pkt(64)]) == 3
+        assert arb.select([pkt(64)] * 4) == 0

@@ -1,0 +1,83 @@
+"""Traffic patterns."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ibfabric.errors import ConfigError
+from ibfabric.plugins.traffic import BitReversal, HotSpot, Shuffle, Transpose, Uniform
+
+
+class TestUniform:
+    @given(st.integers(2, 300), st.integers(0, 10_000))
+    @settings(max_examples=50, deadline=None)
+    def test_never_self_and_in_range(self, n, seed):
+        rng = np.random.default_rng(seed)
+        pat = Uniform(n)
+        src = seed % n
+        d = pat.destinations(src, rng, 500)
+        assert d.min() >= 0 and d.max() < n
+        assert not (d == src).any()
+
+    def test_all_other_hosts_equally_likely(self):
+        rng = np.random.default_rng(1)
+        d = Uniform(8).destinations(3, rng, 70_000)
+        counts = np.bincount(d, minlength=8)
+        assert counts[3] == 0
+        others = np.delete(counts, 3)
+        assert abs(others / 70_000 - 1 / 7).max() < 0.01
+
+
+class TestPermutations:
+    def test_bit_reversal_16(self):
+        pat = BitReversal(16)
+        # 0001 -> 1000, 0011 -> 1100, 0110 -> 0110 (fixed point: silent)
+        assert pat.target[1] == 8
+        assert pat.target[3] == 12
+        assert pat.target[6] == -1 and not pat.active(6)
+
+    def test_transpose_16_swaps_halves(self):
+        pat = Transpose(16)
+        # (row, col) = (src >> 2, src & 3) -> (col, row)
+        for s in range(16):
+            t = ((s & 3) << 2) | (s >> 2)
+            assert pat.target[s] == (t if t != s else -1)
+
+    def test_shuffle_rotates_left(self):
+        pat = Shuffle(8)
+        assert pat.target[1] == 2 and pat.target[4] == 1 and pat.target[5] == 3
+        assert pat.target[0] == -1 and pat.target[7] == -1
+
+    @pytest.mark.parametrize("cls", [BitReversal, Transpose, Shuffle])
+    @pytest.mark.parametrize("n", [2, 4, 16, 64])
+    def test_power_of_two_is_a_permutation(self, cls, n):
+        pat = cls(n)
+        images = [pat.image(s) for s in range(n)]
+        assert sorted(images) == list(range(n))
+
+    @pytest.mark.parametrize("cls", [BitReversal, Transpose, Shuffle])
+    def test_non_power_of_two_never_targets_missing_hosts(self, cls):
+        pat = cls(12)
+        assert pat.target.max() < 12
+        d = pat.destinations(1, np.random.default_rng(0), 5)
+        assert (d == pat.target[1]).all()
+
+
+class TestHotSpot:
+    def test_fraction_goes_to_the_hot_spot(self):
+        pat = HotSpot(32, {"fraction": "0.2", "hotspot": "5"})
+        d = pat.destinations(0, np.random.default_rng(3), 100_000)
+        share = (d == 5).mean()
+        # 20 % directly plus the uniform share 0.8/31
+        assert abs(share - (0.2 + 0.8 / 31)) < 0.01
+
+    def test_hot_spot_chosen_from_the_seed(self):
+        a = HotSpot(64, {}, np.random.default_rng(9)).hotspot
+        b = HotSpot(64, {}, np.random.default_rng(9)).hotspot
+        assert a == b
+
+    @pytest.mark.parametrize("opts", [{"fraction": "2"}, {"hotspot": "99"}, {"bogus": "1"}, {"fraction": "x"}])
+    def test_bad_options(self, opts):
+        with pytest.raises(ConfigError):
+            HotSpot(10, opts)
