@@ -401,9 +401,11 @@ class Simulation:
         self.stats.injected += 1
 
     def deliver(self, p, t: float, node) -> None:
+        """Record *p*, whose last bit reaches *node* at *t* (at or after now)."""
         self.stats.add_delivery(p, t)
         if self._listen_received:
-            node.emit("packetReceived", t - p.created)
+            # an event only when somebody listens: the signal fires when the tail arrives
+            self.call_at(t, node.emit, "packetReceived", t - p.created)
 
     def deliver_local(self, p, node) -> None:
         self.stats.local.append(p.tail_at)
@@ -601,7 +603,7 @@ def _literal(v: Any) -> str:
 
 def load(topology: str | os.PathLike, **kwargs: Any) -> Simulation:
     """Build a :class:`Simulation` from a topology file (see its parameters)."""
-    if isinstance(topology, (str, os.PathLike)) and "\n" not in str(topology):
+    if isinstance(topology, os.PathLike) or (isinstance(topology, str) and "\n" not in topology and "{" not in topology):
         path = Path(topology)
         if not path.exists():
             raise ConfigError(f"{topology}: no such file")

@@ -46,7 +46,7 @@ def read_topology_text(source) -> tuple[str, str, Path | None]:
     """``(ned_text, filename, directory)`` for a path or NED text (ibnetdiscover converted)."""
     from .ibnetdiscover import ibnetdiscover_to_ned
 
-    if isinstance(source, (str, os.PathLike)) and ("\n" not in str(source)):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and "{" not in source):
         path = Path(source)
         if not path.exists() and str(source) in SHIPPED:
             path = shipped(str(source))
