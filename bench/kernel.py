@@ -36,10 +36,9 @@ def salabim_hold_rate(components: int = 100, steps: int = 3000) -> float:
             while True:
                 yield self.hold(1.0)
 
-    env = salabim.Environment(trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False,
-                              isdefault_env=False)
+    env = salabim.Environment(trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False)
     for _ in range(components):
-        Holder(env=env)
+        Holder(env=env).reset_monitors(monitor=False, stats_only=True)
     t0 = time.perf_counter()
     env.run(till=steps)
     dt = time.perf_counter() - t0

@@ -183,16 +183,22 @@ class FabricGraph:
         node = self.nodes[int(self.ep_node[e])]
         return node.name if node.is_switch else f"{node.name} port {int(self.ep_port[e])}"
 
-    def endpoint_of(self, node: int, port: int = 0) -> int:
-        """Endpoint index of ``(node, port)``; port is ignored for switches."""
+    def endpoint_of(self, node: int, port: int | None = None) -> int:
+        """Endpoint index of ``(node, port)``: port is ignored for switches, and
+        None means a channel adapter's first connected port."""
         if self.is_switch[node]:
             port = 0
+        elif port is None:
+            ports = self.ports(node)
+            if not ports:
+                raise KeyError(f"{self.nodes[node].name} has no connected port")
+            port = ports[0]
         hit = np.flatnonzero((self.ep_node == node) & (self.ep_port == port))
         if not len(hit):
             raise KeyError(f"{self.nodes[node].name} port {port} has no LID (it is not connected)")
         return int(hit[0])
 
-    def lid_of(self, node: int, port: int = 0) -> int:
+    def lid_of(self, node: int, port: int | None = None) -> int:
         return int(self.ep_lid[self.endpoint_of(node, port)])
 
     def with_lids(self, lmc: int = 0) -> "FabricGraph":

@@ -27,13 +27,15 @@ import numpy as np
 from ibfabric.errors import ConfigError
 
 from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode, parse_options, parse_sl2vl
-from .packet import CREDIT_BYTES, VL15, Packet, credits_for
+from .packet import CREDIT_BYTES, VL15, Packet
 from .port import INF, TxPort, return_credits
 
 __all__ = ["HCA", "HcaRx", "HcaTx", "TrafficSource", "MTUS"]
 
 #: IBA path MTUs (payload bytes).
 MTUS = (256, 512, 1024, 2048, 4096)
+#: Packets a single-SL traffic source keeps in its send queue (see TrafficSource.materialize).
+BACKLOG = 32
 _BATCH = 512
 
 
@@ -94,6 +96,8 @@ class HcaTx(TxPort):
         self.sl2vl = node.sl2vl_table(nvl)
         self.vbuf = [VLSendBuffer(vl, node.vl_buffer) for vl in range(nvl)]
         self.mgmt: deque[Packet] = deque()
+        self.stats = node.sim.stats
+        self.single = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
 
     def enqueue(self, p: Packet) -> None:
         """Queue a packet for sending (management packets go first, on VL15)."""
@@ -142,50 +146,65 @@ class HcaTx(TxPort):
         if self.queued:
             self._dma()
         if self.mgmt:
-            p = self.mgmt.popleft()
-            end = now + p.size * self.byte_time
-            p.injected = now
-            self.node.sim.count_injected(p)
-            self.launch(p, VL15, now, end)
-            return end
-        ready = self.ready
+            return self._launch(self.mgmt.popleft(), VL15, now)
         credits = self.credits
         returns = self.returns
-        nxt = INF
-        any_ready = False
-        for vl in range(self.nvl):
-            q = self.vbuf[vl].q
+        if self.single:
+            q = self.vbuf[0].q
             if not q:
-                ready[vl] = None
-                continue
-            rq = returns[vl]
+                self.next_t = src.next_time if src is not None else INF
+                return None
+            rq = returns[0]
             if rq and rq[0][0] <= now:
-                self.absorb(vl, now)
-            p = q[0]
-            if p.credits <= credits[vl]:
-                ready[vl] = p
-                any_ready = True
-            else:
-                ready[vl] = None
-                if rq and rq[0][0] < nxt:
-                    nxt = rq[0][0]
-        if not any_ready:
-            if src is not None and src.next_time < nxt:
-                nxt = src.next_time
-            self.next_t = nxt
-            return None
-        vl = self.arbiter.select(ready)
+                self.absorb(0, now)
+            if q[0].credits > credits[0]:
+                # new messages would queue behind the blocked head: only credits can help
+                self.next_t = rq[0][0] if rq else INF
+                return None
+            vl = 0
+        else:
+            ready = self.ready
+            nxt = INF
+            any_ready = False
+            any_empty = False
+            for vl in range(self.nvl):
+                q = self.vbuf[vl].q
+                if not q:
+                    ready[vl] = None
+                    any_empty = True
+                    continue
+                rq = returns[vl]
+                if rq and rq[0][0] <= now:
+                    self.absorb(vl, now)
+                p = q[0]
+                if p.credits <= credits[vl]:
+                    ready[vl] = p
+                    any_ready = True
+                else:
+                    ready[vl] = None
+                    if rq and rq[0][0] < nxt:
+                        nxt = rq[0][0]
+            if not any_ready:
+                if any_empty and src is not None and src.next_time < nxt:
+                    nxt = src.next_time
+                self.next_t = nxt
+                return None
+            vl = self.arbiter.select(ready)
         vb = self.vbuf[vl]
         p = vb.q.popleft()
         vb.bytes -= p.size
         if not vb.q:
             self.cands[vl].remove(vb)
-        end = now + p.size * self.byte_time
-        p.injected = now
-        self.node.sim.count_injected(p)
-        self.launch(p, vl, now, end)
+        end = self._launch(p, vl, now)
         if self.queued:
             self._dma()
+        return end
+
+    def _launch(self, p: Packet, vl: int, now: float) -> float:
+        end = now + p.size * self.byte_time
+        p.injected = now
+        self.stats.injected += 1
+        self.launch(p, vl, now, end)
         return end
 
     def queued_packets(self) -> int:
@@ -208,8 +227,10 @@ class TrafficSource:
         self.pattern = pattern
         self.src = src
         self.dlids = dlids
+        self.dlids_l = [int(x) for x in dlids]
         self.rng = rng
         self.sim = hca.sim
+        self.stats = hca.sim.stats
         self.slid = hca.lid
         self.sls = hca.traffic_sls
         payload = hca.message_payload
@@ -229,6 +250,7 @@ class TrafficSource:
         self._sl = np.empty(0, dtype=np.int64)
         self._i = 0
         self.messages = 0
+        self.lazy = len(self.sls) == 1
         self._advance()
 
     def _refill(self) -> None:
@@ -258,10 +280,19 @@ class TrafficSource:
         self._i = i + 1
 
     def materialize(self, now: float) -> None:
-        """Create every message due by *now* and queue its packets."""
-        sim = self.sim
-        stop = sim.traffic_stop
-        while self.next_time <= now:
+        """Create the messages due by *now* and queue their packets.
+
+        A source of one SL stops once ``BACKLOG`` packets wait in its send
+        queue: the rest stay unmaterialised, with their creation times
+        known, until the queue drains.  That changes nothing (they could
+        only queue behind the others), but keeps an overloaded source from
+        building packets the run will never send.  With several SLs every
+        message is created on time, since a later one may have priority.
+        """
+        stop = self.sim.traffic_stop
+        tx = self.tx
+        limit = BACKLOG if self.lazy else 1 << 62
+        while self.next_time <= now and tx.queued < limit:
             t = self.next_time
             if t > stop:
                 self.next_time = INF
@@ -271,22 +302,48 @@ class TrafficSource:
                 self._emit(t, dst, self._cur_sl)
             self._advance()
 
+    def pending(self, now: float) -> tuple[int, int]:
+        """``(packets, wire bytes created in the measurement window)`` of the
+        messages due by *now* that are not materialised yet; the source's
+        state is left as it was."""
+        if self.next_time > now:
+            return 0, 0
+        saved = (self.next_time, self._i, self._gaps, self._dsts, self._sl, self._gaps_l, self._dsts_l,
+                 self._sl_l, self._cur_dst, self._cur_sl, self.rng.bit_generator.state)
+        packets = nbytes = 0
+        window = self.stats.window
+        stop = self.sim.traffic_stop
+        per = len(self.packet_sizes)
+        while self.next_time <= now and self.next_time <= stop:
+            if self._cur_dst >= 0:
+                packets += per
+                if self.next_time >= window:
+                    nbytes += self.wire_bytes
+            self._advance()
+        (self.next_time, self._i, self._gaps, self._dsts, self._sl, self._gaps_l, self._dsts_l,
+         self._sl_l, self._cur_dst, self._cur_sl, state) = saved
+        self.rng.bit_generator.state = state
+        return packets, nbytes
+
     def _emit(self, t: float, dst: int, sl: int) -> None:
-        sim = self.sim
-        dlid = int(self.dlids[dst])
-        msg = sim.next_message_id()
+        dlid = self.dlids_l[dst]
+        msg = self.sim.next_message_id()
         self.messages += 1
         sizes = self.packet_sizes
         n = len(sizes)
-        tx = self.tx
-        for k, size in enumerate(sizes):
-            p = Packet(
-                self.slid, dlid, sl, size, credits_for(size), src=self.src, dst=dst, created=t,
-                msg=msg, seq=k, last=(k == n - 1),
-            )
-            tx.sendq[sl].append(p)
-        tx.queued += n
-        sim.count_generated(n, self.wire_bytes, t)
+        q = self.tx.sendq[sl]
+        slid = self.slid
+        src = self.src
+        for k in range(n):
+            size = sizes[k]
+            # positional: (slid, dlid, sl, size, credits, src, dst, created, vl, lnh, flow, msg, seq, last)
+            q.append(Packet(slid, dlid, sl, size, (size + 63) >> 6, src, dst, t, 0, 2, 0, msg, k, k == n - 1))
+        self.tx.queued += n
+        st = self.stats
+        st.generated += n
+        st.generated_bytes += self.wire_bytes
+        if t >= st.window:
+            st.offered_bytes += self.wire_bytes
 
 
 class HCA(IBNode):

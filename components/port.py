@@ -131,7 +131,9 @@ class TxPort(salabim.Component):
         self.last_start = 0.0
         self.last_end = 0.0
         self.check = node.sim.check
+        self.rearms = 0
         super().__init__(env=env, name=f"{node.path}.port[{port}].tx")
+        self.reset_monitors(monitor=False, stats_only=True)
 
     # ----------------------------------------------------------- wiring
 
@@ -182,6 +184,7 @@ class TxPort(salabim.Component):
             self.wake_at = t
             self.activate(at=t)
         elif t < self.wake_at:
+            self.rearms += 1
             self.wake_at = t
             self.activate(at=t)
 

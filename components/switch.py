@@ -36,6 +36,8 @@ from ibfabric.errors import ConfigError
 
 from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options, parse_sl2vl
 from .packet import CREDIT_BYTES, VL15
+from bisect import insort
+
 from .port import INF, InputBuffer, TxPort, return_credits
 from .tables import NO_PORT
 
@@ -43,6 +45,8 @@ __all__ = ["Switch", "SwitchRx", "SwitchTx"]
 
 #: SL-to-VL value meaning "drop" (IBA uses VL15 in data SL-to-VL tables this way).
 DROP_VL = 15
+_LOCAL = (0, None, None)
+_NO_ROUTE = (NO_PORT, None, None)
 
 
 class SwitchRx:
@@ -50,7 +54,7 @@ class SwitchRx:
 
     __slots__ = (
         "node", "port", "bufs", "vl15", "upstream", "delay", "xbar_free", "lft",
-        "tx_by_port", "sl2vl_out", "route_delay", "xbar_bt", "dropper", "drop_check", "sim",
+        "tx_by_port", "sl2vl_out", "route_delay", "xbar_bt", "dropper", "drop_check", "sim", "routes",
     )
 
     def __init__(self, node: "Switch", port: int, nvl: int, buf_credits: int, vl15_credits: int, delay: float):
@@ -63,6 +67,7 @@ class SwitchRx:
         self.delay = delay
         self.xbar_free = 0.0
         self.lft: list[int] = []
+        self.routes: list[tuple] = []
         self.tx_by_port: list[SwitchTx | None] = []
         self.sl2vl_out: list[list[int] | None] = []
         self.route_delay = node.route_delay
@@ -81,33 +86,45 @@ class SwitchRx:
     def held(self, vl: int) -> int:
         return self.bufs[vl].occ
 
+    def rebuild_routes(self) -> None:
+        """Precompute, per DLID, (output port, its transmitter, the SL-to-VL table of this input to it)."""
+        routes = []
+        tx_by_port = self.tx_by_port
+        for port in self.lft:
+            if port == 0:
+                routes.append(_LOCAL)
+            elif port < len(tx_by_port) and tx_by_port[port] is not None:
+                routes.append((port, tx_by_port[port], self.sl2vl_out[port]))
+            else:
+                routes.append(_NO_ROUTE)
+        self.routes = routes
+
     def receive(self, p, now: float) -> None:
         """Store *p*, whose first bit arrives at ``p.head_at``, and route it."""
-        dl = p.dlid
-        lft = self.lft
-        port = lft[dl] if dl < len(lft) else NO_PORT
+        try:
+            port, op, sl2vl = self.routes[p.dlid]
+        except IndexError:
+            port, op, sl2vl = _NO_ROUTE
         vl = p.vl
         if vl == VL15:
             buf = self.vl15
             if buf.occ + p.credits > buf.capacity:
                 self.sim.drop(p, "vl15-full", self.node)
                 return
-        else:
-            buf = self.bufs[vl]
-        if port == 0:
-            self._consume(p, buf)
-            return
-        op = self.tx_by_port[port] if port < len(self.tx_by_port) else None
-        if op is None:
-            self._discard(p, buf, "no-route")
-            return
-        if vl == VL15:
             ovl = VL15
         else:
-            ovl = self.sl2vl_out[port][p.sl]
-            if ovl >= op.nvl:
-                self._discard(p, buf, "sl2vl-drop")
-                return
+            buf = self.bufs[vl]
+            if op is not None:
+                ovl = sl2vl[p.sl]
+        if op is None:
+            if port == 0:
+                self._consume(p, buf)
+            else:
+                self._discard(p, buf, "no-route")
+            return
+        if ovl >= op.nvl and ovl != VL15:
+            self._discard(p, buf, "sl2vl-drop")
+            return
         if self.drop_check and self.dropper.on_arrival(p, buf, now):
             self._discard(p, buf, "dropper")
             return
@@ -149,6 +166,7 @@ class SwitchTx(TxPort):
         super().__init__(*args, **kw)
         self.mcands: list[InputBuffer] = []
         self.chosen: list[InputBuffer | None] = [None] * self.nvl
+        self.single = self.nvl == 1 and getattr(self.arbiter, "single_vl_trivial", False)
 
     def has_work(self) -> bool:
         if self.mcands:
@@ -172,6 +190,35 @@ class SwitchTx(TxPort):
                     return self._send(buf, p, VL15, now)
                 if t < nxt:
                     nxt = t
+        if self.single:
+            # One data VL: no arbitration to do (every arbiter would pick VL 0).
+            c = self.cands[0]
+            if not c:
+                self.next_t = nxt
+                return None
+            rq = self.returns[0]
+            if rq and rq[0][0] <= now:
+                self.absorb(0, now)
+            for buf in c:
+                p = buf.q[0]
+                t = p.ready_at
+                xf = buf.rx.xbar_free
+                if xf > t:
+                    t = xf
+                if t <= now:
+                    break
+                if t < nxt:
+                    nxt = t
+            else:
+                self.next_t = nxt
+                return None
+            if p.credits > self.credits[0]:
+                if rq and rq[0][0] < nxt:
+                    nxt = rq[0][0]
+                self.next_t = nxt
+                return None
+            c.remove(buf)
+            return self._send(buf, p, 0, now)
         ready = self.ready
         chosen = self.chosen
         credits = self.credits
@@ -218,9 +265,12 @@ class SwitchTx(TxPort):
         return self._send(buf, buf.q[0], vl, now)
 
     def _send(self, buf: InputBuffer, p, vl: int, now: float) -> float:
-        buf.q.popleft()
+        """Move *p* from the head of *buf* across the crossbar and onto this port's link."""
+        q = buf.q
+        q.popleft()
         rx = buf.rx
         size = p.size
+        cr = p.credits
         tail_in = p.tail_at
         xend = now + size * rx.xbar_bt
         if tail_in > xend:
@@ -229,10 +279,20 @@ class SwitchTx(TxPort):
         end = now + size * self.byte_time
         if tail_in > end:
             end = tail_in
-        buf.occ -= p.credits
+        buf.occ -= cr
         if vl != VL15:
-            return_credits(rx.upstream, buf.vl, xend + rx.delay, p.credits)
-        q = buf.q
+            # the packet's credits go back upstream once its tail has left the buffer
+            up = rx.upstream
+            ivl = buf.vl
+            t = xend + rx.delay
+            rq = up.returns[ivl]
+            if rq and rq[-1][0] > t:
+                insort(rq, (t, cr))
+            else:
+                rq.append((t, cr))
+            if up.cands[ivl]:
+                up.poke(t)
+            self.credits[vl] -= cr
         if q:
             n = q[0]
             op = n.out_port
@@ -244,7 +304,22 @@ class SwitchTx(TxPort):
             if xend > t:
                 t = xend
             op.poke(t)
-        self.launch(p, vl, now, end)
+        # launch
+        w = self.window
+        if end > w:
+            self.busy += end - (now if now > w else w)
+        self.last_start = now
+        self.last_end = end
+        self.sent += 1
+        self.sent_bytes += size
+        p.vl = vl
+        p.hops += 1
+        d = self.delay
+        p.head_at = now + d
+        p.tail_at = end + d
+        self.peer_rx.receive(p, now)
+        if self.check and vl != VL15:
+            self.check_credits(vl)
         return end
 
 
@@ -324,12 +399,14 @@ class Switch(IBNode):
         if in_port not in self.rx or out_port not in self.tx:
             raise ConfigError(f"{self.path}: ports {in_port} -> {out_port} are not both connected")
         self.rx[in_port].sl2vl_out[out_port] = list(table)
+        self.rx[in_port].rebuild_routes()
 
     def install_lft(self, ports: list[int]) -> None:
         """Install a forwarding table: ``ports[lid]`` is the output port (255 = none, 0 = this switch)."""
         self.lft_ports = list(ports)
         for rx in self.rx.values():
             rx.lft = self.lft_ports
+            rx.rebuild_routes()
 
     def buffers(self):
         """Every input buffer of the switch (data VLs, then VL15, per port)."""

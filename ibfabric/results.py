@@ -60,10 +60,13 @@ def _pct(values: np.ndarray) -> dict[str, float | int | None]:
 def summarize(sim: Simulation) -> dict[str, Any]:
     now = sim.now
     st = sim.stats
+    pending_packets = pending_bytes = 0
     for n in sim.hosts:
         for tx in n.tx.values():
             if tx.source is not None:
-                tx.source.materialize(now)
+                pk, nb = tx.source.pending(now)
+                pending_packets += pk
+                pending_bytes += nb
     log = st.arrays()
     done = log["delivered_at"] <= now
     delivered = int(done.sum()) + sum(1 for t in st.local if t <= now)
@@ -75,10 +78,11 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     net_lat = log["delivered_at"][in_window] - log["injected_at"][in_window]
     rates = [h.tx[h.first_port].link.rate / 8e9 for h in sim.hosts]  # bytes per ns
     capacity = sum(rates) * window
-    offered = st.offered_bytes / capacity if capacity > 0 else 0.0
+    offered_bytes = st.offered_bytes + pending_bytes
+    offered = offered_bytes / capacity if capacity > 0 else 0.0
     accepted = float(log["size"][in_window].sum()) / capacity if capacity > 0 else 0.0
     util = np.array([tx.busy_time(now) / window for tx in sim.ports]) if window > 0 and sim.ports else np.zeros(0)
-    queued = sum(tx.queued_packets() for h in sim.hosts for tx in h.tx.values())
+    queued = sum(tx.queued_packets() for h in sim.hosts for tx in h.tx.values()) + pending_packets
     hops = int(sum(tx.sent for tx in sim.ports))
     summary: dict[str, Any] = {
         "network": sim.network.name,
@@ -92,7 +96,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "packet_hops": hops,
         "switches": sum(1 for n in sim.ib_nodes if n.is_switch),
         "hosts": len(sim.hosts),
-        "packets_generated": st.generated,
+        "packets_generated": st.generated + pending_packets,
         "packets_queued_at_source": queued,
         "packets_injected": st.injected,
         "packets_delivered": delivered,
@@ -105,7 +109,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "mean_hops": float(log["hops"][in_window].mean()) if in_window.any() else None,
         "offered_load": offered,
         "accepted_load": accepted,
-        "offered_bytes_per_ns_per_host": st.offered_bytes / (window * len(rates)) if window > 0 and rates else 0.0,
+        "offered_bytes_per_ns_per_host": offered_bytes / (window * len(rates)) if window > 0 and rates else 0.0,
         "accepted_bytes_per_ns_per_host": float(log["size"][in_window].sum()) / (window * len(rates))
         if window > 0 and rates
         else 0.0,

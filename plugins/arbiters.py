@@ -72,6 +72,10 @@ class IBAVLArbiter:
     InfiniBand Arbitration Tables", tech. rep. DIAB-01-02-20, 2001, §3.3.
     """
 
+    #: With one data VL the choice is always VL 0 and the table state is
+    #: unobservable, so the data path may skip calling select().
+    single_vl_trivial = True
+
     def __init__(self, config: ArbiterConfig):
         self.num_vls = config.num_vls
         self.set_tables(config.high, config.low, config.limit_high)
@@ -162,6 +166,8 @@ class IBAVLArbiter:
 
 class RoundRobinArbiter:
     """One packet per ready VL in turn, starting after the VL served last."""
+
+    single_vl_trivial = True
 
     def __init__(self, config: ArbiterConfig):
         self.num_vls = config.num_vls

@@ -42,30 +42,40 @@ def detect_format(text: str) -> str:
     return "ibnetdiscover" if looks_like_ibnetdiscover(text) else "ned"
 
 
-def read_topology_text(source) -> tuple[str, str, Path | None]:
-    """``(ned_text, filename, directory)`` for a path or NED text (ibnetdiscover converted)."""
-    from .ibnetdiscover import ibnetdiscover_to_ned
-
+def _resolve(source) -> tuple[Path | None, str | None]:
+    """``(path, None)`` for a file (or shipped name), ``(None, text)`` for NED text."""
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and "{" not in source):
         path = Path(source)
         if not path.exists() and str(source) in SHIPPED:
             path = shipped(str(source))
         if not path.is_file():
             raise ConfigError(f"{source}: no such file")
+        return path, None
+    return None, str(source)
+
+
+def read_topology_text(source) -> tuple[str, str]:
+    """``(ned_text, filename)`` of a topology (ibnetdiscover dumps converted to NED)."""
+    from .ibnetdiscover import ibnetdiscover_to_ned
+
+    path, text = _resolve(source)
+    filename = "<string>"
+    if path is not None:
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise TopologyError(f"{source}: not a text file") from None
-        filename, directory = str(source), path.parent
-    else:
-        text, filename, directory = str(source), "<string>", None
+        filename = str(source)
     if detect_format(text) == "ibnetdiscover":
         text = ibnetdiscover_to_ned(text, filename)
-    return text, filename, directory
+    return text, filename
 
 
 def load_network(source, *, network: str | None = None, library=None, overrides=None):
     """Elaborate a topology (path, NED text or ibnetdiscover text) into an ElaboratedNetwork.
+
+    A ``.ned`` file is elaborated in place, so the other ``.ned`` files of
+    its directory provide the types it imports.
 
     Raises
     ------
@@ -74,19 +84,18 @@ def load_network(source, *, network: str | None = None, library=None, overrides=
     TopologyError, ConfigError
         For unreadable files or malformed ibnetdiscover dumps.
     """
-    from ibfabric.ned_like import TypeLibrary, elaborate
+    from ibfabric.ned_like import elaborate
 
-    text, filename, directory = read_topology_text(source)
-    lib = library if library is not None else TypeLibrary.default()
-    if directory is not None:
-        lib = lib.copy()
-        for extra in sorted(directory.glob("*.ned")):
-            if str(extra) != str(Path(filename)) and extra.resolve() != Path(filename).resolve():
-                try:
-                    lib.add_file(extra)
-                except Exception:
-                    pass  # a broken neighbour file only matters if it is imported
-    return elaborate(text, network=network, library=lib, overrides=overrides, filename=filename)
+    path, _ = _resolve(source)
+    if path is not None:
+        try:
+            head = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise TopologyError(f"{source}: not a text file") from None
+        if detect_format(head) == "ned":
+            return elaborate(path, network=network, library=library, overrides=overrides)
+    text, filename = read_topology_text(source)
+    return elaborate(text, network=network, library=library, overrides=overrides, filename=filename)
 
 
 def load_fabric(source, **kw):
