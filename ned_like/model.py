@@ -247,7 +247,11 @@ class ElaboratedNetwork:
             for side in (0, 1):
                 ref = ends[side]
                 prev = i
+                walked: set[tuple] = set()  # (gate, previous connection) states: a repeat is a cycle
                 while kinds.get(ref.path) == "compound":
+                    if (key(ref), prev) in walked:
+                        break  # half connections on compound gates can form a cycle; stop, leaving no connection
+                    walked.add((key(ref), prev))
                     nxt = [(j, e) for j, e in by_gate.get(key(ref), []) if j != prev]
                     if not nxt:
                         break

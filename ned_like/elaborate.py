@@ -1,0 +1,294 @@
+"""Elaboration: from a network type to an :class:`~ibfabric.ned_like.model.ElaboratedNetwork`.
+
+A module instance is elaborated in dependency order: its parameters (see
+:mod:`ibfabric.ned_like.params`), then its gates (vector sizes may use the
+parameters), then, for a compound module, its submodules one after the other
+(vector sizes and conditions may use the parameters and ``sizeof`` of earlier
+submodules), then its connections (:mod:`ibfabric.ned_like.connect`).
+
+Every error is a :class:`~ibfabric.ned_like.errors.NedError` at the offending
+construct; nothing half-built is returned.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ibfabric.ned_like import ast
+from ibfabric.ned_like.errors import NedError
+from ibfabric.ned_like.expr import Scope, evaluate, to_bool, to_int
+from ibfabric.ned_like.library import EffectiveType, TypeLibrary
+from ibfabric.ned_like.model import (
+    Connection,
+    ElaboratedNetwork,
+    GateVector,
+    Location,
+    ModuleInstance,
+    Value,
+)
+from ibfabric.ned_like.connect import Connector, check_channel_chains
+from ibfabric.ned_like.params import AssignLevel, Params, override_value
+from ibfabric.ned_like.patterns import OverrideSet, is_literal
+
+__all__ = ["MAX_VECTOR_SIZE", "Built", "Elaborator", "Gate"]
+
+
+@attrs.define(eq=False)
+class Gate:
+    """A gate or gate vector of an instance while connections are made.
+
+    ``used`` maps ``(index, half, side)`` to the place of the connection that
+    took it; ``half`` is ``'i'``/``'o'`` for inout gates and ``'x'`` for the
+    others, ``side`` ``'out'`` when connected in the parent and ``'in'`` when
+    connected inside the module itself.
+    """
+
+    name: str
+    kind: str
+    vector: bool
+    size: int
+    growable: bool
+    used: dict = attrs.field(factory=dict)
+
+    def model(self) -> GateVector:
+        return GateVector(self.name, self.kind, self.size if self.vector else None)
+
+
+@attrs.define(eq=False)
+class Built:
+    """An elaborated instance whose gate sizes may still grow (``port++`` in the parent)."""
+
+    instance: ModuleInstance
+    gates: dict[str, Gate]
+    params: Params
+    kind: str
+
+    def final(self) -> ModuleInstance:
+        return attrs.evolve(self.instance, gates=tuple(g.model() for g in self.gates.values()))
+
+
+@attrs.define(eq=False)
+class SubEntry:
+    """A submodule declaration of a compound instance, with its elements."""
+
+    decl: ast.Submodule
+    present: bool
+    size: int | None  # None for a scalar submodule
+    elements: dict = attrs.field(factory=dict)  # index (None for scalar) -> Built
+
+
+def short(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
+class Elaborator:
+    """Elaborates networks from a library, applying overrides."""
+
+    def __init__(self, library: TypeLibrary, overrides: OverrideSet):
+        self.lib = library
+        self.overrides = overrides
+        self.param_paths: set[str] = set()
+        self._literal_checks: list[tuple[str, ast.ParamAssign]] = []
+
+    # ------------------------------------------------------------ entry
+
+    def run(self, decl: ast.TypeDecl, source: str) -> ElaboratedNetwork:
+        """Elaborate network type *decl*."""
+        if not decl.is_network:
+            raise NedError(f"'{decl.simple_name}' is a {decl.kind}, not a network", decl.loc)
+        eff = self.lib.effective(decl.qualname)
+        built = self.instantiate(
+            eff, path=decl.simple_name, name=decl.simple_name, index=None, vector_size=None,
+            loc=decl.loc, levels=[], body=None,
+        )
+        root = built.final()
+        for path, assign in self._literal_checks:
+            if path not in self.param_paths:
+                raise NedError(f"deep assignment '{assign.pattern}' matches no parameter ({path})", assign.loc)
+        check_channel_chains(root)
+        return ElaboratedNetwork(root=root, source=source)
+
+    # ------------------------------------------------------------ instances
+
+    def instantiate(
+        self,
+        eff: EffectiveType,
+        *,
+        path: str,
+        name: str,
+        index: int | None,
+        vector_size: int | None,
+        loc: Location,
+        levels: list[AssignLevel],
+        body: ast.Submodule | None,
+        body_scope: Scope | None = None,
+    ) -> Built:
+        """Elaborate one module instance (and, for a compound module, everything in it)."""
+        label = f"{path} ({eff.decl.simple_name})"
+        params = Params(
+            eff, path, label, loc, index=index, levels=levels,
+            body=tuple(a for a in body.params if not a.is_deep) if body is not None else (),
+            body_scope=body_scope, overrides=self.overrides,
+        )
+        values = params.all()
+        self.param_paths.update(f"{path}.{p}" for p in values)
+        gates = self._gates(eff, params, body, body_scope, label)
+        kind = "compound" if eff.is_compound else "simple"
+        instance = ModuleInstance(
+            path=path, name=name, type_name=eff.qualname, kind=kind, index=index,
+            vector_size=vector_size, params=values, location=loc,
+        )
+        built = Built(instance, gates, params, kind)
+        if eff.is_compound:
+            self._compound(eff, built, levels)
+        return built
+
+    def _gates(self, eff, params: Params, body, body_scope, label) -> dict[str, Gate]:
+        gates: dict[str, Gate] = {}
+        for g in eff.gates.values():
+            size, growable = 0, False
+            if g.vector:
+                if g.size is None:
+                    growable = True
+                else:
+                    size = _size(evaluate(g.size, params.own_scope), f"gate vector '{g.name}'", g.size.loc)
+            gates[g.name] = Gate(g.name, g.kind, g.vector, size, growable)
+        for g in body.gates if body is not None else ():
+            gate = gates.get(g.name)
+            if gate is None:
+                raise NedError(f"unknown gate '{g.name}' of {label}", g.loc)
+            if not gate.vector:
+                raise NedError(f"gate '{g.name}' of {label} is not a vector", g.loc)
+            size = _size(evaluate(g.size, body_scope), f"gate vector '{g.name}'", g.size.loc)
+            gate.size, gate.growable = size, False
+        return gates
+
+    def _compound(self, eff: EffectiveType, built: Built, levels: list[AssignLevel]) -> None:
+        inst = built.instance
+        path = inst.path
+        subs: dict[str, SubEntry] = {}
+        scope = Scope(
+            params=built.params.lookup, index=inst.index,
+            sizeof=lambda n, loc: self._sizeof(subs, built.gates, n, loc),
+            subparam=lambda m, i, n, loc: self._subparam(subs, m, i, n, loc),
+        )
+        deep = [(f"{path}.{a.pattern}", a, scope) for a, _ in eff.deep]
+        self._literal_checks.extend((p, a) for p, a, _ in deep if _literal(p))
+        here = levels + [AssignLevel(deep)] if deep else list(levels)
+        for sm, owner in eff.submodules:
+            subs[sm.name] = self._submodule(sm, owner, path, scope, here)
+        connector = Connector(self, eff, built, subs, scope, here)
+        connections: list[Connection] = connector.run()
+        children = tuple(
+            b.final() for entry in subs.values() for b in entry.elements.values()
+        )
+        built.instance = attrs.evolve(inst, submodules=children, connections=tuple(connections))
+
+    def _submodule(self, sm: ast.Submodule, owner: ast.TypeDecl, path: str, scope: Scope, levels) -> SubEntry:
+        if sm.condition is not None:
+            present = to_bool(evaluate(sm.condition, scope), "the condition of a submodule", sm.condition.loc)
+            if not present:
+                return SubEntry(sm, False, None)
+        size = None
+        if sm.vector is not None:
+            size = _size(evaluate(sm.vector, scope), f"submodule vector '{sm.name}'", sm.vector.loc)
+        entry = SubEntry(sm, True, size)
+        for index in range(size) if size is not None else (None,):
+            sub_path = f"{path}.{sm.name}" if index is None else f"{path}.{sm.name}[{index}]"
+            body_scope = scope.with_index(index)
+            eff = self.lib.effective(self._submodule_type(sm, owner, sub_path, body_scope, levels))
+            deep = [(f"{sub_path}.{a.pattern}", a, body_scope) for a in sm.params if a.is_deep]
+            self._literal_checks.extend((p, a) for p, a, _ in deep if _literal(p))
+            entry.elements[index] = self.instantiate(
+                eff, path=sub_path, name=sm.name, index=index, vector_size=size, loc=sm.loc,
+                levels=levels + [AssignLevel(deep)] if deep else levels, body=sm, body_scope=body_scope,
+            )
+        return entry
+
+    def _submodule_type(self, sm: ast.Submodule, owner: ast.TypeDecl, sub_path: str, scope: Scope, levels) -> str:
+        if sm.type_name is not None:
+            decl = self.lib.get(sm.type_name.name, context=owner, loc=sm.type_name.loc)
+            if not decl.is_module:
+                raise NedError(f"'{sm.type_name.name}' is a {decl.kind}, not a module type", sm.type_name.loc)
+            return decl.qualname
+        iface = self.lib.get(sm.like.name, context=owner, loc=sm.like.loc)
+        if iface.kind != "moduleinterface":
+            raise NedError(f"'{sm.like.name}' is a {iface.kind}, not a module interface", sm.like.loc)
+        name, loc = self._typename(sm, sub_path, scope, levels)
+        decl = self.lib.get(name, context=owner, loc=loc)
+        if not decl.is_module:
+            raise NedError(f"'{name}' is a {decl.kind}, not a module type", loc)
+        self.lib.check_implements(decl.qualname, iface.qualname, loc)
+        return decl.qualname
+
+    def _typename(self, sm: ast.Submodule, sub_path: str, scope: Scope, levels) -> tuple[str, Location]:
+        """The type name of a ``like`` submodule: typename override, deep typename assignment, ``<expr>``."""
+        tpath = f"{sub_path}.typename"
+        self.param_paths.add(tpath)
+        found = self.overrides.find(tpath)
+        if found is not None:
+            value = override_value(found[0], found[1], "string", None, "typename", tpath)
+            return value.value, Location(f"<override {found[0]}>", 1, 1)
+        for level in levels:
+            plain, default = level.find(tpath, "typename")
+            entry = plain or default
+            if entry is not None:
+                v = evaluate(entry.assign.value, entry.scope)
+                if type(v.value) is not str:
+                    raise NedError(f"typename must be a string, got {v.ned()}", entry.assign.value.loc)
+                return v.value, entry.assign.value.loc
+        if sm.like_expr is None:
+            raise NedError(
+                f"no type for {sub_path} ('<> like {sm.like.name}'): assign its typename", sm.like_loc
+            )
+        v = evaluate(sm.like_expr, scope)
+        if type(v.value) is not str:
+            raise NedError(f"the type of '{sm.name}' must be a string, got {v.ned()}", sm.like_expr.loc)
+        return v.value, sm.like_expr.loc
+
+    # ------------------------------------------------------------ compound-module scope helpers
+
+    @staticmethod
+    def _sizeof(subs: dict[str, SubEntry], gates: dict[str, Gate], name: str, loc: Location) -> int:
+        entry = subs.get(name)
+        if entry is not None:
+            if not entry.present:
+                return 0
+            return 1 if entry.size is None else entry.size
+        gate = gates.get(name)
+        if gate is not None:
+            return gate.size if gate.vector else 1
+        raise NedError(f"sizeof({name}): no submodule or gate '{name}' here", loc)
+
+    @staticmethod
+    def _subparam(subs: dict[str, SubEntry], module: str, index: int | None, name: str, loc: Location) -> Value:
+        entry = subs.get(module)
+        if entry is None:
+            raise NedError(f"no submodule '{module}' here (a submodule can be used after its declaration)", loc)
+        if not entry.present:
+            raise NedError(f"submodule '{module}' does not exist (its condition is false)", loc)
+        if (index is None) != (entry.size is None):
+            need = "needs an index" if index is None else "is not a vector"
+            raise NedError(f"submodule '{module}' {need}", loc)
+        if index is not None and not 0 <= index < entry.size:
+            raise NedError(f"index {index} out of range for submodule vector '{module}' of size {entry.size}", loc)
+        built = entry.elements[index]
+        value = built.params.lookup(name)
+        if value is None:
+            raise NedError(f"unknown parameter '{name}' of {built.params.label}", loc)
+        return value
+
+
+MAX_VECTOR_SIZE = 1_000_000
+
+
+def _size(value: Value, what: str, loc: Location) -> int:
+    """A vector size: an integer from 0 to MAX_VECTOR_SIZE."""
+    size = to_int(value, f"the size of {what}", loc)
+    if not 0 <= size <= MAX_VECTOR_SIZE:
+        raise NedError(f"the size of {what} must be from 0 to {MAX_VECTOR_SIZE}, got {size}", loc)
+    return size
+
+
+def _literal(path: str) -> bool:
+    return is_literal(path)

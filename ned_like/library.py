@@ -1,0 +1,432 @@
+"""The type library: every declared type by qualified name, and name resolution.
+
+A type's qualified name is its name prefixed by the package of its file
+(``ibfabric.components.Switch``).  A name used inside a file is resolved in
+this order:
+
+1. a dotted name is a qualified name (``ibfabric.components.Link``);
+2. a type of the file's own package (from any file of that package);
+3. an explicitly imported type (``import a.b.Type;``);
+4. a type of a wildcard-imported package (``import a.b.*;``; two packages
+   offering the name is an error);
+5. a built-in type of ``ibfabric.components`` (visible without import);
+6. a type of the default package (a file without ``package``).
+
+A library can also know *search directories*: when a name does not resolve,
+the ``.ned`` files there are looked at and the file that declares the missing
+type is added (this is how :func:`~ibfabric.ned_like.load_network` finds the
+files a topology imports).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+
+from ibfabric.ned_like import ast
+from ibfabric.ned_like.errors import NedError
+from ibfabric.ned_like.model import Location
+from ibfabric.ned_like.parser import parse
+
+__all__ = ["BUILTIN_PACKAGE", "EffectiveType", "ParamSpec", "TypeLibrary"]
+
+BUILTIN_PACKAGE = "ibfabric.components"
+
+_FAMILY = {
+    "simple": "simple",
+    "module": "compound",
+    "network": "compound",
+    "channel": "channel",
+    "moduleinterface": "moduleinterface",
+    "channelinterface": "channelinterface",
+}
+
+
+@attrs.frozen
+class ParamSpec:
+    """A parameter of an effective type: its declaration and its default.
+
+    ``default`` is the value expression of the most derived type that gives
+    one (None if there is none); ``default_loc`` where it is written.
+    """
+
+    decl: ast.ParamDecl
+    default: ast.Expr | None
+    is_default: bool
+    default_loc: Location | None
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+
+@attrs.frozen
+class EffectiveType:
+    """A type with everything it inherits through ``extends`` merged in.
+
+    ``submodules``, ``connections`` and ``deep`` (the deep assignments of the
+    parameters block) pair each item with the declaration it comes from,
+    whose package and imports resolve the names it uses.
+    """
+
+    decl: ast.TypeDecl
+    params: dict[str, ParamSpec]
+    gates: dict[str, ast.GateDecl]
+    submodules: tuple[tuple[ast.Submodule, ast.TypeDecl], ...]
+    connections: tuple[tuple[ast.ConnItem, ast.TypeDecl], ...]
+    deep: tuple[tuple[ast.ParamAssign, ast.TypeDecl], ...]
+    interfaces: frozenset[str]
+    allow_unconnected: bool
+
+    @property
+    def qualname(self) -> str:
+        return self.decl.qualname
+
+    @property
+    def kind(self) -> str:
+        return self.decl.kind
+
+    @property
+    def is_compound(self) -> bool:
+        return self.decl.kind in ("module", "network")
+
+
+class TypeLibrary:
+    """Declared types by qualified name.
+
+    Examples
+    --------
+    >>> lib = TypeLibrary.default()
+    >>> lib.get("Switch").qualname
+    'ibfabric.components.Switch'
+    >>> lib.add_source("package demo; simple Node { gates: inout port[]; }", "demo.ned")
+    >>> lib.get("demo.Node").kind
+    'simple'
+    """
+
+    def __init__(self) -> None:
+        self._types: dict[str, ast.TypeDecl] = {}
+        self._files: dict[str, tuple[str, ...]] = {}
+        self._search_dirs: list[Path] = []
+        self._scanned: dict[Path, ast.NedFile | NedError] = {}
+        self._effective: dict[str, EffectiveType] = {}
+
+    # ------------------------------------------------------------ construction
+
+    @classmethod
+    def default(cls) -> TypeLibrary:
+        """A new library with the built-in components (every ``*.ned`` of ``ibfabric.components``)."""
+        return _default_library().copy()
+
+    def copy(self) -> TypeLibrary:
+        """An independent copy: adding to it leaves this library unchanged."""
+        new = TypeLibrary()
+        new._types = dict(self._types)
+        new._files = dict(self._files)
+        new._search_dirs = list(self._search_dirs)
+        new._scanned = dict(self._scanned)
+        new._effective = dict(self._effective)
+        return new
+
+    def add_source(self, text: str, filename: str) -> None:
+        """Parse *text* and register its types under their qualified names.
+
+        Adding a file name again replaces the types that file gave before.
+
+        Raises
+        ------
+        NedError
+            On a syntax error, or at the declaration of a type whose qualified
+            name another file already declared.
+        """
+        self.add_parsed(parse(text, filename))
+
+    def add_file(self, path: str | os.PathLike) -> None:
+        """Read and add the ``.ned`` file at *path* (see :meth:`add_source`)."""
+        path = Path(path)
+        self.add_source(path.read_text(encoding="utf-8"), str(path))
+
+    def add_parsed(self, nedfile: ast.NedFile) -> None:
+        """Register the types of an already parsed file (see :meth:`add_source`)."""
+        old = set(self._files.get(nedfile.filename, ()))
+        for t in nedfile.types:
+            prev = self._types.get(t.qualname)
+            if prev is not None and t.qualname not in old:
+                raise NedError(f"type '{t.qualname}' is already declared at {prev.loc}", t.loc)
+        for name in old:
+            self._types.pop(name, None)
+        for t in nedfile.types:
+            self._types[t.qualname] = t
+        self._files[nedfile.filename] = tuple(t.qualname for t in nedfile.types)
+        self._effective.clear()
+
+    def add_search_dir(self, path: str | os.PathLike) -> None:
+        """Look in directory *path* for the ``.ned`` file of a type that does not resolve."""
+        path = Path(path)
+        if path not in self._search_dirs:
+            self._search_dirs.append(path)
+
+    # ------------------------------------------------------------ queries
+
+    def __contains__(self, qualname: str) -> bool:
+        return qualname in self._types
+
+    def __iter__(self) -> Iterator[ast.TypeDecl]:
+        return iter(self._types.values())
+
+    def __len__(self) -> int:
+        return len(self._types)
+
+    def lookup(self, qualname: str) -> ast.TypeDecl | None:
+        """The type with this exact qualified name, or None."""
+        return self._types.get(qualname)
+
+    def get(
+        self,
+        name: str,
+        *,
+        context: ast.TypeDecl | ast.NedFile | None = None,
+        loc: Location | None = None,
+    ) -> ast.TypeDecl:
+        """The type *name* refers to when written in *context* (see the module docstring).
+
+        Parameters
+        ----------
+        name : str
+            A simple or qualified type name.
+        context : TypeDecl or NedFile, optional
+            Where the name is written: its package and imports are used.
+            Without one, only qualified names, built-in types and default-
+            package types resolve.
+        loc : Location, optional
+            Where to report a failure.
+
+        Raises
+        ------
+        NedError
+            ``unknown type 'Foo'``, or an ambiguous name.
+        """
+        package = context.package if context is not None else ""
+        imports = context.imports if context is not None else ()
+        qualname = self.resolve(name, package, imports, loc=loc)
+        if qualname is None and self._load_from_search_dirs(name, package, imports):
+            qualname = self.resolve(name, package, imports, loc=loc)
+        if qualname is None:
+            hint = ""
+            broken = [e for e in self._scanned.values() if isinstance(e, NedError)]
+            if broken:
+                hint = f" (note: {broken[0]})"
+            raise NedError(f"unknown type '{name}'{hint}", loc)
+        return self._types[qualname]
+
+    def resolve(
+        self,
+        name: str,
+        package: str,
+        imports: tuple[ast.Import, ...],
+        *,
+        extra: frozenset[str] | set[str] = frozenset(),
+        loc: Location | None = None,
+    ) -> str | None:
+        """The qualified name *name* resolves to, or None.
+
+        *extra* names qualified types to treat as declared too (used by the
+        writer to predict how names in the text it writes will resolve).
+        """
+
+        def known(q: str) -> bool:
+            return q in self._types or q in extra
+
+        if "." in name:
+            return name if known(name) else None
+        own = f"{package}.{name}" if package else name
+        if known(own):
+            return own
+        for imp in imports:
+            if not imp.wildcard and imp.name.rpartition(".")[2] == name and known(imp.name):
+                return imp.name
+        found = [f"{imp.name}.{name}" for imp in imports if imp.wildcard and known(f"{imp.name}.{name}")]
+        if len(set(found)) > 1:
+            raise NedError(f"ambiguous type name '{name}' (imported as {' and '.join(sorted(set(found)))})", loc)
+        if found:
+            return found[0]
+        builtin = f"{BUILTIN_PACKAGE}.{name}"
+        if known(builtin):
+            return builtin
+        if known(name):
+            return name
+        return None
+
+    def add_package_from_search_dirs(self, package: str, *, exclude: str | os.PathLike | None = None) -> None:
+        """Add every file of the search directories that declares *package* (not the default package).
+
+        Types of a file's own package are visible without import, so they must
+        be known before names are resolved (they come before the built-ins).
+        Files that do not parse are skipped here; they are mentioned if a name
+        later fails to resolve.
+        """
+        if not package:
+            return
+        skip = Path(exclude).resolve() if exclude is not None else None
+        for path, parsed in self._scan():
+            if not isinstance(parsed, ast.NedFile) or parsed.package != package or str(path) in self._files:
+                continue
+            if path.resolve() != skip:
+                self.add_parsed(parsed)
+
+    def _scan(self):
+        """(path, parsed file or NedError) of every ``.ned`` file of the search directories."""
+        for directory in self._search_dirs:
+            for path in sorted(directory.glob("*.ned")):
+                if path not in self._scanned:
+                    try:
+                        self._scanned[path] = parse(path.read_text(encoding="utf-8"), str(path))
+                    except NedError as e:
+                        self._scanned[path] = e
+                yield path, self._scanned[path]
+
+    def _load_from_search_dirs(self, name: str, package: str, imports) -> bool:
+        """Add the file of a search directory that declares *name*; True if one was added."""
+        if not self._search_dirs:
+            return False
+        candidates = {name} if "." in name else {
+            f"{package}.{name}" if package else name,
+            f"{BUILTIN_PACKAGE}.{name}",
+            name,
+            *(imp.name for imp in imports if not imp.wildcard and imp.name.rpartition(".")[2] == name),
+            *(f"{imp.name}.{name}" for imp in imports if imp.wildcard),
+        }
+        for path, parsed in list(self._scan()):
+            if str(path) in self._files or not isinstance(parsed, ast.NedFile):
+                continue
+            if candidates & {t.qualname for t in parsed.types}:
+                self.add_parsed(parsed)
+                return True
+        return False
+
+    # ------------------------------------------------------------ effective types
+
+    def effective(self, qualname: str) -> EffectiveType:
+        """The type *qualname* with its base types (``extends``) merged in.
+
+        Raises
+        ------
+        NedError
+            If a base type is unknown or of another kind, on an ``extends``
+            cycle, or if a derived type redeclares a parameter or gate.
+        """
+        eff = self._effective.get(qualname)
+        if eff is None:
+            eff = self._build_effective(self._types[qualname], ())
+            self._effective[qualname] = eff
+        return eff
+
+    def _build_effective(self, decl: ast.TypeDecl, seen: tuple[str, ...]) -> EffectiveType:
+        if decl.qualname in seen:
+            raise NedError(f"type '{decl.qualname}' extends itself ({' -> '.join(seen + (decl.qualname,))})", decl.loc)
+        params: dict[str, ParamSpec] = {}
+        gates: dict[str, ast.GateDecl] = {}
+        submodules: list = []
+        connections: list = []
+        deep: list = []
+        interfaces: set[str] = set()
+        allow = decl.allow_unconnected
+        for base_name in decl.extends:
+            base = self.get(base_name.name, context=decl, loc=base_name.loc)
+            if _FAMILY[base.kind] != _FAMILY[decl.kind]:
+                raise NedError(f"a {decl.kind} cannot extend {base.kind} '{base.qualname}'", base_name.loc)
+            b = self._build_effective(base, seen + (decl.qualname,))
+            params.update(b.params)
+            gates.update(b.gates)
+            submodules.extend(b.submodules)
+            connections.extend(b.connections)
+            deep.extend(b.deep)
+            interfaces |= b.interfaces
+            allow = allow or b.allow_unconnected
+            if decl.is_interface:
+                interfaces.add(base.qualname)
+        for like in decl.likes:
+            iface = self.get(like.name, context=decl, loc=like.loc)
+            expected = "moduleinterface" if decl.is_module else "channelinterface"
+            if iface.kind != expected:
+                raise NedError(f"'{iface.qualname}' is not a {expected}", like.loc)
+            interfaces.add(iface.qualname)
+            interfaces |= self._build_effective(iface, seen + (decl.qualname,)).interfaces
+        for p in decl.params:
+            if isinstance(p, ast.ParamDecl):
+                if p.name in params:
+                    raise NedError(f"parameter '{p.name}' is already declared in a base type", p.loc)
+                params[p.name] = ParamSpec(p, p.value, p.is_default, p.value.loc if p.value is not None else None)
+            elif p.is_deep:
+                deep.append((p, decl))
+            else:
+                if p.pattern not in params:
+                    raise NedError(f"unknown parameter '{p.pattern}' of {decl.simple_name}", p.loc)
+                spec = params[p.pattern]
+                params[p.pattern] = ParamSpec(spec.decl, p.value, p.is_default, p.loc)
+        for g in decl.gates:
+            if g.name in gates:
+                raise NedError(f"gate '{g.name}' is already declared in a base type", g.loc)
+            gates[g.name] = g
+        submodules.extend((s, decl) for s in decl.submodules)
+        names = set()
+        for s, _ in submodules:
+            if s.name in names:
+                raise NedError(f"duplicate submodule '{s.name}' (one is inherited)", s.loc)
+            names.add(s.name)
+        connections.extend((c, decl) for c in decl.connections)
+        return EffectiveType(
+            decl=decl, params=params, gates=gates, submodules=tuple(submodules),
+            connections=tuple(connections), deep=tuple(deep), interfaces=frozenset(interfaces),
+            allow_unconnected=allow,
+        )
+
+    def check_implements(self, qualname: str, interface: str, loc: Location) -> None:
+        """Check that type *qualname* implements *interface*.
+
+        A type implements an interface it declares with ``like`` (directly,
+        through a base type, or through an interface that extends it), and
+        then must have the interface's gates (same name, kind and vector-ness)
+        and parameters (same name and type).
+
+        Raises
+        ------
+        NedError
+            ``type 'Foo' does not implement 'IHost'`` at *loc*.
+        """
+        eff = self.effective(qualname)
+        short_t, short_i = qualname.rpartition(".")[2], interface.rpartition(".")[2]
+        if interface not in eff.interfaces:
+            raise NedError(f"type '{short_t}' does not implement '{short_i}'", loc)
+        iface = self.effective(interface)
+        for g in iface.gates.values():
+            mine = eff.gates.get(g.name)
+            if mine is None or mine.kind != g.kind or mine.vector != g.vector:
+                what = f"{g.kind} gate{' vector' if g.vector else ''} '{g.name}'"
+                raise NedError(f"type '{short_t}' does not implement '{short_i}': it needs {what}", loc)
+        for p in iface.params.values():
+            mine = eff.params.get(p.name)
+            if mine is None or mine.decl.type != p.decl.type:
+                raise NedError(
+                    f"type '{short_t}' does not implement '{short_i}': it needs {p.decl.type} parameter '{p.name}'",
+                    loc,
+                )
+
+
+_DEFAULT: TypeLibrary | None = None
+
+
+def _default_library() -> TypeLibrary:
+    global _DEFAULT
+    if _DEFAULT is None:
+        lib = TypeLibrary()
+        root = importlib.resources.files(BUILTIN_PACKAGE)
+        for entry in sorted(root.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".ned"):
+                lib.add_source(entry.read_text(encoding="utf-8"), f"{BUILTIN_PACKAGE}/{entry.name}")
+        _DEFAULT = lib
+    return _DEFAULT
