@@ -1,0 +1,195 @@
+"""The up*/down* directed graph shared by updn, FERa, PIRa, DR and hybrid routing.
+
+A breadth-first spanning tree from the root switch gives every switch a
+level (its distance from the root).  Each switch-to-switch link is *up* in
+the direction of the lower level; between two switches of the same level it
+is up towards the lower node GUID (OpenSM's updn rule: "bigger GUID ==
+UP direction" from the bigger one).  Links to channel adapters are down
+from the switch.  The directed graph is acyclic with the root as its only
+sink, so routes that never take an up link after a down link are
+deadlock-free (Schroeder et al. 1991; Bermúdez et al. 2006, §2.2, Fig. 4).
+
+Every search here works on all switches at once: a breadth-first frontier
+is a boolean vector, and one step of the search is a gather over the
+(switch, port) neighbour array.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ibfabric.components.fabric import FabricGraph
+
+from ._common import SwitchView, default_root, resolve_switch
+
+__all__ = ["UpDown", "updown_for"]
+
+
+class UpDown:
+    """Levels and link directions of the up*/down* graph rooted at switch row *root*.
+
+    Attributes
+    ----------
+    level : ndarray of int, shape (S,)
+        Distance from the root, -1 for switches the root does not reach.
+    up : ndarray of bool, shape (S, P)
+        True where port p of switch x is the lower end of a link going up.
+    nbr : ndarray of int, shape (S, P)
+        ``view.nbr`` restricted to switches the root reaches.
+    """
+
+    def __init__(self, view: SwitchView, root: int):
+        self.view = view
+        self.root = root
+        S = view.S
+        nbr = view.nbr
+        nbv = nbr >= 0
+        nbc = np.where(nbv, nbr, 0)
+        level = np.full(S, -1, dtype=np.int64)
+        level[root] = 0
+        frontier = np.zeros(S, dtype=bool)
+        frontier[root] = True
+        k = 0
+        while frontier.any():
+            k += 1
+            new = (nbv & frontier[nbc]).any(axis=1) & (level < 0)
+            level[new] = k
+            frontier = new
+        self.level = level
+        reach = level >= 0
+        ok = nbv & reach[nbc] & reach[:, None]
+        self.nbr = np.where(ok, nbr, -1)
+        self._nbv = ok
+        self._nbc = np.where(ok, nbr, 0)
+        guid = np.array([view.fabric.guid(int(n)) for n in view.fabric.switches], dtype=np.uint64)
+        lv_n = level[self._nbc]
+        lower = (lv_n < level[:, None]) | ((lv_n == level[:, None]) & (guid[self._nbc] < guid[:, None]))
+        self.up = ok & lower
+        self.down = ok & ~lower
+
+    # ------------------------------------------------------------ searches
+
+    def down_distances(self, a: int, lowest_port: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Length of the shortest down-only route from every switch to switch *a*.
+
+        Returns ``(dist, port)``: -1 where no down-only route exists; *port*
+        is the lowest down port on a shortest such route.
+        """
+        S = self.view.S
+        dist = np.full(S, -1, dtype=np.int64)
+        port = np.full(S, -1, dtype=np.int64)
+        if self.level[a] < 0:
+            return dist, port
+        dist[a] = 0
+        frontier = np.zeros(S, dtype=bool)
+        frontier[a] = True
+        k = 0
+        while frontier.any():
+            cand = self.down & frontier[self._nbc] & (dist < 0)[:, None]
+            new = cand.any(axis=1)
+            if not new.any():
+                break
+            k += 1
+            dist[new] = k
+            port[new] = cand[new].argmax(axis=1)
+            frontier = new
+        return dist, port
+
+    def fera(self, a: int) -> tuple[np.ndarray, np.ndarray]:
+        """FERa's routes to switch *a* (Bermúdez et al. 2006, §2.3).
+
+        A switch with any down-only route uses its shortest down-only route
+        (even if an up route is shorter); every other switch takes the up
+        port leading to the nearest already-routed switch.  Ties go to the
+        lowest port.  Returns ``(port, dist)`` per switch (-1: no route).
+        """
+        dist, port = self.down_distances(a)
+        if dist[a] < 0:
+            return port, dist
+        k = 0
+        while k <= dist.max():
+            at_k = dist == k
+            cand = self.up & at_k[self._nbc] & (dist < 0)[:, None]
+            new = cand.any(axis=1)
+            if new.any():
+                dist[new] = k + 1
+                port[new] = cand[new].argmax(axis=1)
+            k += 1
+        return port, dist
+
+    def legal_distances(self, a: int) -> tuple[np.ndarray, np.ndarray]:
+        """Shortest up*/down* route lengths to switch *a*, per switch, in both states.
+
+        Returns ``(down, any)``: ``down[x]`` is the shortest down-only route
+        from x (a packet that has already gone down), ``any[x]`` the shortest
+        legal route (one that has not); -1 where none exists.
+        """
+        down, _ = self.down_distances(a)
+        anyd = down.copy()
+        if down[a] < 0:
+            return down, anyd
+        big = np.iinfo(np.int64).max
+        cur = np.where(anyd >= 0, anyd, big)
+        k = 0
+        while k <= cur[cur < big].max():
+            at_k = cur == k
+            cand = (self.up & at_k[self._nbc]).any(axis=1) & (cur > k + 1)
+            cur[cand] = k + 1
+            k += 1
+        anyd = np.where(cur < big, cur, -1)
+        return down, anyd
+
+    def updn_allowed(self, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Consistent shortest legal next hops towards switch *a* (the updn engine).
+
+        A breadth-first search backwards from *a*, layer by layer, over two
+        states: a switch whose route is down-only may be entered by a down
+        link; a switch whose route starts with an up link may only be
+        entered by an up link.  A switch first reached in layer k gets every
+        port that reaches layer k-1 legally; if some of them are down ports
+        it keeps only those (its route becomes down-only, which keeps it
+        usable by the switches above it).  Every switch's chosen port is then
+        legal for every packet that can arrive at it.
+
+        Returns ``(allowed (S, P) bool, dist (S,), down_only (S,) bool)``.
+        """
+        S, P = self.view.S, self.view.P
+        allowed = np.zeros((S, P), dtype=bool)
+        dist = np.full(S, -1, dtype=np.int64)
+        down_only = np.zeros(S, dtype=bool)
+        if self.level[a] < 0:
+            return allowed, dist, down_only
+        dist[a] = 0
+        down_only[a] = True
+        frontier = np.zeros(S, dtype=bool)
+        frontier[a] = True
+        k = 0
+        nbc = self._nbc
+        while frontier.any():
+            cand = self._nbv & frontier[nbc] & (dist < 0)[:, None] & (self.up | down_only[nbc])
+            new = cand.any(axis=1)
+            if not new.any():
+                break
+            k += 1
+            down_c = cand & self.down
+            has_down = down_c.any(axis=1)
+            allowed[new] = np.where(has_down[new, None], down_c[new], cand[new])
+            dist[new] = k
+            down_only[new] = has_down[new]
+            frontier = new
+        return allowed, dist, down_only
+
+
+def updown_for(fabric: FabricGraph, view: SwitchView, root_option: Any) -> UpDown:
+    """The up*/down* graph for an engine's ``root`` option (None = nearest the subnet manager)."""
+    node = default_root(fabric) if root_option in (None, "") else resolve_switch(fabric, root_option)
+    return UpDown(view, int(fabric.switch_row[node]))
+
+
+def root_info(fabric: FabricGraph, ud: UpDown) -> Mapping[str, Any]:
+    from ibfabric.components.opensm import short_names
+
+    node = int(fabric.switches[ud.root])
+    return {"root": short_names(fabric)[node], "root_lid": fabric.lid_of(node), "level": ud.level.copy()}

@@ -1,0 +1,82 @@
+"""The ``file`` routing engine: forwarding tables loaded from an OpenSM ``opensm-lfts.dump``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ibfabric.components.fabric import FabricGraph
+from ibfabric.components.opensm import read_lfts
+from ibfabric.components.tables import ForwardingTables
+from ibfabric.errors import ConfigError
+from ibfabric.plugins.manager import hookimpl
+
+from ._common import parse_options
+
+__all__ = ["compute"]
+
+
+def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: np.random.Generator | None = None) -> ForwardingTables:
+    """Tables read from a dump file, as OpenSM's ``-R file -U FILE`` does.
+
+    Parameters
+    ----------
+    fabric : FabricGraph
+        The fabric, with every LID assigned (the dump's LIDs must be the fabric's).
+    options : dict of str
+        ``path``: the ``opensm-lfts.dump`` file (required).
+    rng : numpy.random.Generator
+        Unused.
+
+    Returns
+    -------
+    ForwardingTables
+        Linear tables; ``info["source"]`` is the path, ``info["missing"]``
+        the switches the file has no table for.
+
+    Raises
+    ------
+    ConfigError
+        Without ``path``, for an unknown option, a missing file, or a line
+        that does not parse (``FILE:LINE: ...``).
+
+    Examples
+    --------
+    Tables survive a round trip through the OpenSM format:
+
+    >>> import tempfile, os
+    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.opensm import write_lfts
+    >>> from ibfabric.plugins.routing import minhop
+    >>> g = FabricGraph([NodeSpec("s1", True, 2, lid=1), NodeSpec("h", False, 1, lid=2)], [Link(1, 1, 0, 2)])
+    >>> path = os.path.join(tempfile.mkdtemp(), "opensm-lfts.dump")
+    >>> _ = open(path, "w").write(write_lfts(minhop.compute(g, {})))
+    >>> compute(g, {"path": path}).lft.tolist()
+    [[255, 0, 2]]
+
+    Notes
+    -----
+    Switches are matched by node GUID, else by the LID in the header, else
+    by node description or name; entries are taken as they are (no check
+    that they route anything: run ``ibfabric routes --check`` for that).
+    Linear time in the file's size.
+
+    References
+    ----------
+    .. [1] OpenSM, ``osm_ucast_file.c`` (the ``file`` routing engine) and
+       ``osm_dump.c`` (``dump_ucast_lfts``).
+    """
+    opts = parse_options("file", options, {"path": (None, str)})
+    if not opts["path"]:
+        raise ConfigError("routing engine 'file' needs the option path=FILE (an opensm-lfts.dump)")
+    path = Path(opts["path"])
+    if not path.is_file():
+        raise ConfigError(f"routing engine 'file': {path}: no such file")
+    return read_lfts(path, fabric)
+
+
+@hookimpl
+def ibfabric_register_routing_engines(register):
+    register("file", compute, description="tables loaded from an OpenSM opensm-lfts.dump (option path=FILE)")

@@ -1,0 +1,321 @@
+"""Topology generators: random irregular fabrics, k-ary n-trees, meshes, tori and hypercubes.
+
+Every generator returns a :class:`~ibfabric.components.fabric.FabricGraph`
+(LIDs unassigned unless stated); :func:`to_ned` writes any fabric as a
+``.ned`` network in the syntax of ``bermudez2006_fig1.ned`` and
+:func:`to_ibsim` as an ibsim/ibnetdiscover-style net file::
+
+    >>> g = irregular(8, links_per_switch=3, hosts_per_switch=1, seed=1)
+    >>> len(g.switches), len(g.cas), len(g.links)
+    (8, 8, 20)
+    >>> print(to_ned(hypercube(1), name="cube").splitlines()[0])
+    network cube
+
+Random irregular fabrics are built as in the papers' evaluations
+(Martínez et al. 2003, §5.1; Bermúdez et al. 2006, §4.1; Alfaro et al.
+2001, §5.1): every switch has the same number of ports, the same number of
+hosts, at most ``links_per_switch`` links to other switches, neighbouring
+switches are joined by exactly one link, and the whole is connected.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
+
+__all__ = [
+    "irregular",
+    "fat_tree",
+    "mesh",
+    "torus",
+    "hypercube",
+    "bermudez2006_fig1",
+    "to_ned",
+    "to_ibsim",
+    "KINDS",
+]
+
+
+def _build(
+    switch_names: list[str],
+    sw_links: list[tuple[int, int, int, int]],
+    hosts: list[tuple[str, int, int]],
+    num_ports: int | list[int],
+    width: str,
+    speed: str,
+) -> FabricGraph:
+    """Switches, switch-to-switch links ``(a, port_a, b, port_b)`` and hosts ``(name, switch, port)``."""
+    from ibfabric.components.rates import link_rate
+
+    rate = link_rate(width, speed)
+    ports = num_ports if isinstance(num_ports, list) else [num_ports] * len(switch_names)
+    nodes = [NodeSpec(n, True, p) for n, p in zip(switch_names, ports)]
+    links = [Link(a, pa, b, pb, width, speed, rate) for a, pa, b, pb in sw_links]
+    for name, sw, port in hosts:
+        nodes.append(NodeSpec(name, False, 1))
+        links.append(Link(len(nodes) - 1, 1, sw, port, width, speed, rate))
+    return FabricGraph(nodes, links)
+
+
+def irregular(
+    switches: int,
+    *,
+    links_per_switch: int = 4,
+    hosts_per_switch: int = 4,
+    num_ports: int | None = None,
+    links: int | None = None,
+    seed: int = 0,
+    width: str = "4x",
+    speed: str = "QDR",
+) -> FabricGraph:
+    """A random irregular fabric, reproducible from *seed*.
+
+    Parameters
+    ----------
+    switches : int
+        Number of switches (``sw0`` ... ``swN-1``).
+    links_per_switch : int
+        Most switch-to-switch links a switch has (ports reserved for them).
+    hosts_per_switch : int
+        Hosts on every switch (``h<switch>_<k>``), on the ports after the
+        switch-to-switch ones.
+    num_ports : int, optional
+        Ports per switch, default ``links_per_switch + hosts_per_switch``.
+    links : int, optional
+        Number of switch-to-switch links; default as many as the degree bound
+        allows (``min(S * links_per_switch // 2, S * (S - 1) // 2)``).
+    seed : int
+        Seed of the generator; the same arguments give the same fabric.
+
+    Returns
+    -------
+    FabricGraph
+
+    Raises
+    ------
+    ValueError
+        If the request cannot be met (too few ports, a link count outside
+        ``[S - 1, maximum]``, or ``links_per_switch < 2`` with more than two
+        switches).
+
+    Notes
+    -----
+    A random spanning tree first (each new switch joins a random switch
+    with a free port), then random links between non-adjacent switches
+    with free ports until the link count is reached.  When no such pair is
+    left but free ports remain, an existing link (a, b) is replaced by two
+    links through the switch(es) with free ports -- (u, a), (u, b) or
+    (u, a), (v, b) -- which keeps the fabric connected and the degrees
+    bounded; such a link always exists below the maximum, so the requested
+    count is always reached.
+    """
+    S, d = switches, links_per_switch
+    if S < 1:
+        raise ValueError(f"'switches' must be at least 1 (got {S})")
+    if d < 1 and S > 1 or d < 2 and S > 2:
+        raise ValueError(f"'links_per_switch' must be at least {2 if S > 2 else 1} for {S} connected switches (got {d})")
+    ports = num_ports if num_ports is not None else d + hosts_per_switch
+    if ports < d + hosts_per_switch:
+        raise ValueError(f"'num_ports' must be at least links_per_switch + hosts_per_switch = {d + hosts_per_switch} (got {ports})")
+    most = min(S * d // 2, S * (S - 1) // 2)
+    target = most if links is None else links
+    if not S - 1 <= target <= most:
+        raise ValueError(f"'links' must be between {S - 1} and {most} for {S} switches with {d} links each (got {target})")
+    rng = np.random.default_rng(seed)
+    adj: list[set[int]] = [set() for _ in range(S)]
+    order = rng.permutation(S)
+    for k in range(1, S):
+        x = int(order[k])
+        free = [int(y) for y in order[:k] if len(adj[y]) < d]
+        y = free[int(rng.integers(len(free)))]
+        adj[x].add(y)
+        adj[y].add(x)
+    count = S - 1
+    while count < target:
+        open_ = [x for x in range(S) if len(adj[x]) < d]
+        pairs = [(x, y) for i, x in enumerate(open_) for y in open_[i + 1 :] if y not in adj[x]]
+        if pairs:
+            x, y = pairs[int(rng.integers(len(pairs)))]
+            adj[x].add(y)
+            adj[y].add(x)
+            count += 1
+            continue
+        _rewire(adj, open_, d, rng)
+        count += 1
+    edges = sorted((min(x, y), max(x, y)) for x in range(S) for y in adj[x] if x < y)
+    perm = rng.permutation(len(edges))
+    next_port = [1] * S
+    sw_links = []
+    for k in perm:
+        x, y = edges[int(k)]
+        sw_links.append((x, next_port[x], y, next_port[y]))
+        next_port[x] += 1
+        next_port[y] += 1
+    sw_links.sort()
+    hosts = [(f"h{s}_{k}", s, d + 1 + k) for s in range(S) for k in range(hosts_per_switch)]
+    return _build([f"sw{s}" for s in range(S)], sw_links, hosts, ports, width, speed)
+
+
+def _rewire(adj: list[set[int]], open_: list[int], d: int, rng: np.random.Generator) -> None:
+    """Add one link when every pair of switches with free ports is already adjacent."""
+    u = next((x for x in open_ if d - len(adj[x]) >= 2), None)
+    if u is not None:
+        v = u
+        cands = [(a, b) for a in range(len(adj)) if a != u and a not in adj[u] for b in adj[a] if b != u and b not in adj[u]]
+    else:
+        u, v = open_[0], open_[1]
+        cands = [(a, b) for a in range(len(adj)) if a not in (u, v) and a not in adj[u] for b in adj[a] if b not in (u, v) and b not in adj[v]]
+    a, b = cands[int(rng.integers(len(cands)))]
+    adj[a].discard(b)
+    adj[b].discard(a)
+    adj[u].add(a)
+    adj[a].add(u)
+    adj[v].add(b)
+    adj[b].add(v)
+
+
+def fat_tree(k: int, n: int, *, width: str = "4x", speed: str = "QDR") -> FabricGraph:
+    """A k-ary n-tree: k**n hosts, n * k**(n-1) switches of 2k ports.
+
+    Switch ``s<level>_<w>`` (level 0 at the top, n-1 at the leaves; w the
+    (n-1)-digit base-k word) has its down links on ports 1..k and its up
+    links on ports k+1..2k; switches <w, l> and <w', l+1> are linked when w
+    and w' differ at most in digit l (Petrini and Vanneschi's definition).
+    Host ``h<i>`` hangs on leaf switch i // k, port i % k + 1.
+    """
+    if k < 1 or n < 1:
+        raise ValueError(f"'k' and 'n' must be at least 1 (got k={k}, n={n})")
+    words = list(itertools.product(range(k), repeat=n - 1))
+    index = {w: i for i, w in enumerate(words)}
+    per = len(words)
+    names = [f"s{lvl}_{''.join(map(str, w)) or '0'}" if k <= 10 else f"s{lvl}_{i}" for lvl in range(n) for i, w in enumerate(words)]
+    sw_links = []
+    for lvl in range(n - 1):
+        for w in words:
+            for c in range(k):
+                child = w[:lvl] + (c,) + w[lvl + 1 :]
+                up, down = lvl * per + index[w], (lvl + 1) * per + index[child]
+                sw_links.append((up, c + 1, down, k + 1 + w[lvl]))
+    leaves = (n - 1) * per
+    hosts = [(f"h{i}", leaves + i // k, i % k + 1) for i in range(k**n)]
+    return _build(names, sw_links, hosts, 2 * k, width, speed)
+
+
+def _grid(dims: tuple[int, ...], wrap: bool, hosts_per_switch: int, width: str, speed: str) -> FabricGraph:
+    if not dims or any(x < 1 for x in dims):
+        raise ValueError(f"dimensions must be positive (got {'x'.join(map(str, dims))})")
+    coords = list(itertools.product(*(range(x) for x in dims)))
+    index = {c: i for i, c in enumerate(coords)}
+    nd = len(dims)
+    sw_links = []
+    for c in coords:
+        for axis, size in enumerate(dims):
+            if c[axis] + 1 < size or (wrap and size > 2):
+                other = list(c)
+                other[axis] = (c[axis] + 1) % size
+                # port 2*axis+1 goes "+", port 2*axis+2 goes "-"
+                sw_links.append((index[c], 2 * axis + 1, index[tuple(other)], 2 * axis + 2))
+    names = ["sw" + "_".join(map(str, c)) for c in coords]
+    hosts = [(f"h{'_'.join(map(str, c))}_{h}", index[c], 2 * nd + 1 + h) for c in coords for h in range(hosts_per_switch)]
+    return _build(names, sw_links, hosts, 2 * nd + hosts_per_switch, width, speed)
+
+
+def mesh(dims: tuple[int, ...] = (4, 4), *, hosts_per_switch: int = 1, width: str = "4x", speed: str = "QDR") -> FabricGraph:
+    """A mesh of switches (2D by default); port 2i+1 leads + and 2i+2 - along axis i, hosts follow."""
+    return _grid(tuple(dims), False, hosts_per_switch, width, speed)
+
+
+def torus(dims: tuple[int, ...] = (4, 4), *, hosts_per_switch: int = 1, width: str = "4x", speed: str = "QDR") -> FabricGraph:
+    """A torus: a mesh with wrap-around links (none along axes of size 1 or 2, which would double a link)."""
+    return _grid(tuple(dims), True, hosts_per_switch, width, speed)
+
+
+def hypercube(dimension: int, *, hosts_per_switch: int = 1, width: str = "4x", speed: str = "QDR") -> FabricGraph:
+    """A binary hypercube of 2**dimension switches; port i+1 crosses dimension i, hosts follow."""
+    if dimension < 0:
+        raise ValueError(f"'dimension' must be at least 0 (got {dimension})")
+    n = 1 << dimension
+    sw_links = [(x, i + 1, x ^ (1 << i), i + 1) for x in range(n) for i in range(dimension) if x < x ^ (1 << i)]
+    hosts = [(f"h{x}_{h}", x, dimension + 1 + h) for x in range(n) for h in range(hosts_per_switch)]
+    return _build([f"sw{x}" for x in range(n)], sw_links, hosts, max(dimension + hosts_per_switch, 1), width, speed)
+
+
+def bermudez2006_fig1() -> FabricGraph:
+    """The subnet of Bermúdez et al. 2006, Fig. 1, as ``topologies/bermudez2006_fig1.ned`` declares it.
+
+    Eight 4-port switches and seven hosts, 1x SDR links, LIDs and port
+    numbers of the paper's figures; the subnet manager runs on host h4.
+    """
+    from ibfabric.components.rates import link_rate
+
+    sw = [1, 2, 3, 5, 6, 8, 9, 10]
+    hosts = [4, 7, 11, 12, 13, 14, 15]
+    nodes = [NodeSpec(f"sw{lid}", True, 4, lid=lid) for lid in sw] + [NodeSpec(f"h{lid}", False, 1, lid=lid) for lid in hosts]
+    ix = {nd.name: i for i, nd in enumerate(nodes)}
+    conns = [
+        ("sw1", 1, "sw2", 1), ("sw1", 2, "sw3", 1), ("sw1", 3, "h4", 1), ("sw2", 2, "sw5", 2),
+        ("sw2", 3, "sw6", 1), ("sw2", 4, "h7", 1), ("sw3", 2, "sw8", 1), ("sw3", 3, "sw9", 1),
+        ("sw3", 4, "sw6", 2), ("sw5", 1, "sw10", 1), ("sw5", 3, "h11", 1), ("sw6", 3, "sw10", 2),
+        ("sw6", 4, "h12", 1), ("sw8", 2, "h13", 1), ("sw9", 2, "h14", 1), ("sw10", 3, "h15", 1),
+    ]  # fmt: skip
+    rate = link_rate("1x", "SDR")
+    links = [Link(ix[a], pa, ix[b], pb, "1x", "SDR", rate) for a, pa, b, pb in conns]
+    return FabricGraph(nodes, links, sm_node=ix["h4"])
+
+
+# ------------------------------------------------------------------ writers
+
+
+def to_ned(fabric: FabricGraph, name: str = "generated", *, routing: str = "minhop") -> str:
+    """The fabric as a ``.ned`` network (Switch, HCA, Link and a SubnetManager on ``fabric.sm_node``).
+
+    Assigned LIDs and LMCs are written as parameters; links carry their
+    width and speed.
+    """
+    out = [f"network {name}", "{", "    submodules:"]
+    for nd in fabric.nodes:
+        params = [f"numPorts = {nd.num_ports};"] if nd.is_switch or nd.num_ports != 1 else []
+        if nd.lid:
+            params.append(f"lid = {nd.lid};")
+        if nd.lmc:
+            params.append(f"lmc = {nd.lmc};")
+        if nd.guid:
+            params.append(f'guid = "{nd.guid:#x}";')
+        body = " { " + " ".join(params) + " }" if params else ";"
+        out.append(f"        {nd.name}: {'Switch' if nd.is_switch else 'HCA'}{body}")
+    if len(fabric.cas):
+        out.append(f'        sm: SubnetManager {{ node = "{fabric.nodes[fabric.sm_node].name}"; routing = "{routing}"; }}')
+    out.append("    connections:")
+    for ln in fabric.links:
+        a, b = fabric.nodes[ln.a].name, fabric.nodes[ln.b].name
+        out.append(f'        {a}.port[{ln.port_a}] <--> Link {{ width = "{ln.width}"; speed = "{ln.speed}"; }} <--> {b}.port[{ln.port_b}];')
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def to_ibsim(fabric: FabricGraph) -> str:
+    """The fabric as an ibsim net file (the ibnetdiscover-like format ``ibsim -s FILE`` reads).
+
+    One record per node: ``Switch|Hca <ports> "<name>"`` then one
+    ``[port] "<peer>"[peer port]`` line per connected port.  ibsim attaches
+    the subnet manager to the first node, so the subnet manager's node is
+    written first.
+    """
+    order = [fabric.sm_node] + [i for i in range(len(fabric.nodes)) if i != fabric.sm_node]
+    out = []
+    for i in order:
+        nd = fabric.nodes[i]
+        kind = "Switch" if nd.is_switch else "Hca"
+        out.append(f'{kind}\t{nd.num_ports} "{nd.name}"')
+        for p in fabric.ports(i):
+            peer = int(fabric.peer_node[i, p])
+            out.append(f'[{p}]\t"{fabric.nodes[peer].name}"[{int(fabric.peer_port[i, p])}]')
+        out.append("")
+    return "\n".join(out)
+
+
+#: Generator name -> function, as the ``topo generate`` command offers them.
+KINDS = {"irregular": irregular, "fattree": fat_tree, "mesh": mesh, "torus": torus, "hypercube": hypercube}
