@@ -78,7 +78,7 @@ def return_credits(up: "TxPort", vl: int, time: float, credits: int) -> None:
         insort(rq, (time, credits))
     else:
         rq.append((time, credits))
-    if up.cands[vl]:
+    if up.wants[vl]:
         up.poke(time)
 
 
@@ -117,6 +117,9 @@ class TxPort(salabim.Component):
         self.credits = [0] * nvl
         self.returns: list[deque] = [deque() for _ in range(nvl)]
         self.cands: list[list] = [[] for _ in range(nvl)]
+        #: per VL, what waits for credits (truthy when something does); a
+        #: credit return pokes the port only then
+        self.wants: list = self.cands
         self.ready: list = [None] * nvl
         self.state = RUNNING
         self.wake_at = 0.0
@@ -151,15 +154,10 @@ class TxPort(salabim.Component):
 
     def process(self):
         env = self.env
+        step = self.step
         while True:
             self.events += 1
-            now = env._now
-            end = self.try_send(now)
-            if end is not None:
-                self.busy_until = end
-                t = end if self.has_work() else self.idle_wake(end)
-            else:
-                t = self.next_t
+            t = step(env._now)
             if t == INF:
                 self.state = IDLE
                 yield self.passivate()
@@ -188,8 +186,20 @@ class TxPort(salabim.Component):
             self.wake_at = t
             self.activate(at=t)
 
+    def step(self, now: float) -> float:
+        """Do what can be done at *now*; return when to look again (INF: when poked)."""
+        end = self.try_send(now)
+        if end is not None:
+            self.busy_until = end
+            return end if self.has_work() else self.idle_wake(end)
+        return self.next_t
+
     def has_work(self) -> bool:
         raise NotImplementedError
+
+    def held_packets(self) -> int:
+        """Packets held by the port itself (output buffers), not counting input buffers."""
+        return 0
 
     def idle_wake(self, end: float) -> float:
         """When to look again after a transmission if nothing else is queued."""

@@ -13,7 +13,8 @@ Pipeline of one packet through a switch (Kim et al. 2007 §2.2, Fig. 1):
    crossbar at ``crossbarSpeedup`` times the fastest link rate of the
    switch, holding input *i*'s crossbar connection meanwhile, and is sent on
    link *o* at that link's rate (virtual cut-through: it may start before
-   its tail has arrived; it cannot end before its tail has);
+   its tail has arrived; it cannot end before its tail has, nor before the
+   crossbar has delivered it);
 5. its credits go back to the upstream sender when its tail has left the
    input buffer, one wire delay later.
 
@@ -176,20 +177,28 @@ class SwitchTx(TxPort):
                 return True
         return False
 
+    def _try_vl15(self, now: float) -> tuple[float | None, float]:
+        """Send a ready VL15 packet if there is one: ``(end or None, next time one is ready)``."""
+        nxt = INF
+        for buf in self.mcands:
+            p = buf.q[0]
+            t = p.ready_at
+            xf = buf.rx.xbar_free
+            if xf > t:
+                t = xf
+            if t <= now:
+                self.mcands.remove(buf)
+                return self._send(buf, p, VL15, now), nxt
+            if t < nxt:
+                nxt = t
+        return None, nxt
+
     def try_send(self, now: float) -> float | None:
         nxt = INF
         if self.mcands:
-            for buf in self.mcands:
-                p = buf.q[0]
-                t = p.ready_at
-                xf = buf.rx.xbar_free
-                if xf > t:
-                    t = xf
-                if t <= now:
-                    self.mcands.remove(buf)
-                    return self._send(buf, p, VL15, now)
-                if t < nxt:
-                    nxt = t
+            end, nxt = self._try_vl15(now)
+            if end is not None:
+                return end
         if self.single:
             # One data VL: no arbitration to do (every arbiter would pick VL 0).
             c = self.cands[0]
@@ -277,8 +286,8 @@ class SwitchTx(TxPort):
             xend = tail_in
         rx.xbar_free = xend
         end = now + size * self.byte_time
-        if tail_in > end:
-            end = tail_in
+        if xend > end:
+            end = xend  # the link cannot send bytes before the crossbar (or the input link) delivers them
         buf.occ -= cr
         if vl != VL15:
             # the packet's credits go back upstream once its tail has left the buffer
@@ -290,7 +299,7 @@ class SwitchTx(TxPort):
                 insort(rq, (t, cr))
             else:
                 rq.append((t, cr))
-            if up.cands[ivl]:
+            if up.wants[ivl]:
                 up.poke(t)
             self.credits[vl] -= cr
         if q:
@@ -355,6 +364,7 @@ class Switch(IBNode):
             raise ConfigError(f"{self.path}: 'crossbarSpeedup' must be > 0 (got {self.speedup})")
         self.vl_buffer = self.int_param("vlBufferSize", CREDIT_BYTES, 1 << 30)
         self.vl15_buffer = self.int_param("vl15BufferSize", CREDIT_BYTES, 1 << 30)
+        self.out_buffer = self.int_param("outputBufferSize", 0, 1 << 30)
         self.sl2vl = parse_sl2vl(str(p["sl2vl"]), self.path)
         plugins = self.sim.plugins
         self.dropper = plugins.packet_droppers[str(p["dropper"])](
@@ -370,7 +380,13 @@ class Switch(IBNode):
         for port, (peer, pp, link) in self.links.items():
             rx_peer = peer.rx[pp]
             nvl = rx_peer.nvl
-            tx = SwitchTx(self, port, link, nvl, arbiter_for(self, port, nvl), env)
+            arb = arbiter_for(self, port, nvl)
+            if self.out_buffer:
+                from .outbuf import BufferedSwitchTx
+
+                tx = BufferedSwitchTx(self, port, link, nvl, arb, env, self.out_buffer)
+            else:
+                tx = SwitchTx(self, port, link, nvl, arb, env)
             tx.connect(rx_peer, rx_peer.capacities())
             rx_peer.upstream = tx
             self.tx[port] = tx

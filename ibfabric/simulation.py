@@ -319,6 +319,10 @@ class Simulation:
         """Every data VL buffer must hold the largest packet a host can send (virtual cut-through)."""
         biggest = max((h.max_packet() for h in self.hosts), default=0)
         for n in self.ib_nodes:
+            if n.is_switch and 0 < n.out_buffer < biggest:
+                raise ConfigError(
+                    f"{n.path}: outputBufferSize ({n.out_buffer}B) is smaller than the largest packet ({biggest}B)"
+                )
             for port, rx in n.rx.items():
                 for cap in rx.capacities():
                     if cap * 64 < biggest:
@@ -421,18 +425,41 @@ class Simulation:
         for node in self.ib_nodes:
             if node.is_switch:
                 n += sum(len(b.q) for b in node.buffers())
+                n += sum(tx.held_packets() for tx in node.tx.values())
         return n + self.stats.on_wire_to_hosts(self.now)
 
     def find_deadlock(self) -> list[str] | None:
-        """A cycle of input buffers, each full and waiting for the next to drain, or None."""
+        """A cycle of buffers, each full and waiting for the next to drain, or None.
+
+        Edges: an input buffer whose head packet is ready waits for the
+        output buffer it goes to when that is full with no space on its way
+        back, or for the next switch's input buffer when the packet lacks
+        credits and none are on their way back; an output buffer's head waits
+        likewise for credits.
+        """
         from ibfabric.components.switch import SwitchRx
 
         now = self.now
-        nxt: dict[int, Any] = {}
-        bufs: dict[int, Any] = {}
+        nxt: dict[object, object] = {}
+        names: dict[object, str] = {}
+
+        def credit_starved(op, vl, p) -> bool:
+            rq = op.returns[vl]
+            avail = op.credits[vl] + sum(c for t, c in rq if t <= now)
+            return avail < p.credits and not any(t > now for t, _ in rq)
+
         for node in self.ib_nodes:
             if not node.is_switch:
                 continue
+            for tx in node.tx.values():
+                obuf = getattr(tx, "obuf", None)
+                if obuf is None:
+                    continue
+                for vl, ob in enumerate(obuf):
+                    if ob and isinstance(tx.peer_rx, SwitchRx) and credit_starved(tx, vl, ob[0]):
+                        key = ("out", id(tx), vl)
+                        nxt[key] = ("in", id(tx.peer_rx.bufs[vl]))
+                        names[key] = f"{tx.name_} out VL{vl}"
             for rx in node.rx.values():
                 for buf in rx.bufs:
                     if not buf.q:
@@ -443,26 +470,28 @@ class Simulation:
                     op, ovl = p.out_port, p.out_vl
                     if ovl >= op.nvl:
                         continue
-                    rq = op.returns[ovl]
-                    avail = op.credits[ovl] + sum(c for t, c in rq if t <= now)
-                    if avail >= p.credits or any(t > now for t, _ in rq):
-                        continue
-                    down = op.peer_rx
-                    if isinstance(down, SwitchRx):
-                        nxt[id(buf)] = down.bufs[ovl]
-                        bufs[id(buf)] = buf
+                    key = ("in", id(buf))
+                    names[key] = buf.name
+                    obuf = getattr(op, "obuf", None)
+                    if obuf is not None:
+                        fq = op.ofree[ovl]
+                        used = op.obytes[ovl] - sum(b for t, b in fq if t <= now)
+                        if used + p.size > op.ocap and not any(t > now for t, _ in fq):
+                            nxt[key] = ("out", id(op), ovl)
+                    elif isinstance(op.peer_rx, SwitchRx) and credit_starved(op, ovl, p):
+                        nxt[key] = ("in", id(op.peer_rx.bufs[ovl]))
         for start in list(nxt):
-            seen: list[int] = []
-            pos = {}
+            seen: list = []
+            pos: dict = {}
             cur = start
             while cur in nxt and cur not in pos:
                 pos[cur] = len(seen)
                 seen.append(cur)
-                cur = id(nxt[cur])
+                cur = nxt[cur]
             if cur in pos:
-                return [bufs[b].name for b in seen[pos[cur]:]]
-            for b in seen:
-                nxt.pop(b, None)
+                return [names[k] for k in seen[pos[cur]:]]
+            for k in seen:
+                nxt.pop(k, None)
         return None
 
     # ------------------------------------------------------------- running
