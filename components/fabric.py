@@ -221,6 +221,7 @@ class FabricGraph:
         by_node: dict[int, list[int]] = {}
         for e in range(len(ep_lid)):
             by_node.setdefault(int(self.ep_node[e]), []).append(e)
+        cursor = 1  # every LID below it is taken: the scans stay linear overall
         for node in order:
             for e in by_node.get(node, []):
                 if ep_lid[e]:
@@ -228,13 +229,15 @@ class FabricGraph:
                 if not self.is_switch[node] and ep_lmc[e] == 0:
                     ep_lmc[e] = lmc
                 step = 1 << int(ep_lmc[e])
-                lid = step
+                lid = max(step, -(-cursor // step) * step)
                 while used[lid : lid + step].any():
                     lid += step
                 if lid + step - 1 > MAX_UNICAST_LID:
                     raise ValueError("no unicast LIDs left to assign")
                 used[lid : lid + step] = True
                 ep_lid[e] = lid
+                while cursor <= MAX_UNICAST_LID and used[cursor]:
+                    cursor += 1
         nodes = []
         for i, nd in enumerate(self.nodes):
             eps = by_node.get(i, [])

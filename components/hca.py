@@ -152,7 +152,8 @@ class HcaTx(TxPort):
         if self.single:
             q = self.vbuf[0].q
             if not q:
-                self.next_t = src.next_time if src is not None else INF
+                # (a source due in the past is one held back by BACKLOG: it cannot be, with q empty)
+                self.next_t = src.next_time if src is not None and src.next_time > now else INF
                 return None
             rq = returns[0]
             if rq and rq[0][0] <= now:
@@ -185,8 +186,9 @@ class HcaTx(TxPort):
                     if rq and rq[0][0] < nxt:
                         nxt = rq[0][0]
             if not any_ready:
-                if any_empty and src is not None and src.next_time < nxt:
-                    nxt = src.next_time
+                if any_empty and src is not None and now < src.next_time < nxt:
+                    nxt = src.next_time  # a new message may go on an empty VL (a source due
+                    # in the past is one held back by BACKLOG: its queue is full)
                 self.next_t = nxt
                 return None
             vl = self.arbiter.select(ready)

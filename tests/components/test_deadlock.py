@@ -13,26 +13,28 @@ from ibfabric.simulation import Simulation
 from .conftest import RING
 
 
-class PlusTwo(TrafficPattern):
-    """Host i sends to host i + 2: on a 5-ring every route turns the same way."""
+class PlusK(TrafficPattern):
+    """Host i sends to host i + k (option k, default 2): on a ring with k < n/2
+    every min-hop route turns the same way round."""
 
-    name = "plus-two"
+    name = "plus-k"
+    option_names = ("k",)
 
     def destinations(self, src, rng, n):
-        return np.full(n, (src + 2) % self.num_hosts)
+        return np.full(n, (src + int(self.options.get("k", "2"))) % self.num_hosts)
 
 
 class plus_two_plugin:  # a per-simulation plugin object
     @staticmethod
     @hookimpl
     def ibfabric_register_traffic_patterns(register):
-        register("plus-two", PlusTwo)
+        register("plus-k", PlusK)
 
 
 def ring_sim(routing, load="1.0"):
     return Simulation(
         RING,
-        overrides={"**.traffic": "plus-two", "**.load": load, "**.routing": routing,
+        overrides={"**.traffic": "plus-k", "**.load": load, "**.routing": routing,
                    "**.mtu": "256B", "**.vlBufferSize": "320B"},
         plugins=[plus_two_plugin], seed=1, deadlock_interval="20us",
     )
