@@ -93,6 +93,7 @@ class HcaTx(TxPort):
         self.sendq: list[deque[Packet]] = [deque() for _ in range(16)]
         self.queued = 0
         self.sl_order = node.sl_order
+        self.used_sls: list[int] = []  # SLs that ever had a send queue, in priority order
         self.sl2vl = node.sl2vl_table(nvl)
         self.vbuf = [VLSendBuffer(vl, node.vl_buffer) for vl in range(nvl)]
         self.mgmt: deque[Packet] = deque()
@@ -104,6 +105,7 @@ class HcaTx(TxPort):
         if p.vl == VL15:
             self.mgmt.append(p)
         else:
+            self.use_sl(p.sl)
             self.sendq[p.sl].append(p)
             self.queued += 1
         self.poke(self.env._now)
@@ -116,6 +118,27 @@ class HcaTx(TxPort):
                 return True
         return False
 
+    def sendable(self, now: float) -> bool:
+        if self.mgmt:
+            return True
+        for vl in range(self.nvl):
+            q = self.vbuf[vl].q
+            if q and q[0].credits <= self._credits_at(vl, now):
+                return True
+        src = self.source
+        if src is not None and src.next_time <= now and not any(vb.q for vb in self.vbuf) and not self.queued:
+            return True  # a message is due and nothing queued could block it
+        return False
+
+    def after_send(self, end: float) -> float:
+        if self.mgmt or not self.single:
+            return end if self.has_work() else self.idle_wake(end)
+        q = self.vbuf[0].q
+        if not q:
+            return self.idle_wake(end)
+        # a blocked head: new messages queue behind it, only credits can help
+        return self.credit_time(0, q[0].credits, end)
+
     def idle_wake(self, end: float) -> float:
         src = self.source
         if src is None:
@@ -123,10 +146,15 @@ class HcaTx(TxPort):
         t = src.next_time
         return end if t < end else t
 
+    def use_sl(self, sl: int) -> None:
+        """Include *sl* in the send queues DMA looks at."""
+        if sl not in self.used_sls:
+            self.used_sls = [s for s in self.sl_order if s in self.used_sls or s == sl]
+
     def _dma(self) -> None:
         vbuf = self.vbuf
         sl2vl = self.sl2vl
-        for sl in self.sl_order:
+        for sl in self.used_sls:
             q = self.sendq[sl]
             if not q:
                 continue
@@ -456,6 +484,8 @@ class HCA(IBNode):
         dlids = sim.dlids_from(self)
         tx = self.tx[self.first_port]
         tx.source = TrafficSource(self, tx, pattern, src, dlids, self.rng)
+        for sl in self.traffic_sls:
+            tx.use_sl(sl)
         tx.poke(0.0)
 
     def send_packet(self, p: Packet, port: int | None = None) -> None:

@@ -83,6 +83,20 @@ class BufferedSwitchTx(SwitchTx):
             nxt = min(nxt, self.link_free)
         return nxt
 
+    def sendable(self, now: float) -> bool:
+        if self.link_free <= now:
+            for vl, ob in enumerate(self.obuf):
+                if ob and ob[0].credits <= self._credits_at(vl, now):
+                    return True
+        if self.xbar_out_free <= now:
+            for vl in range(self.nvl):
+                free = self.ocap - self.obytes[vl] + sum(b for t, b in self.ofree[vl] if t <= now)
+                for buf in self.cands[vl]:
+                    p = buf.q[0]
+                    if max(p.ready_at, buf.rx.xbar_free) <= now and p.size <= free:
+                        return True
+        return False
+
     def try_send(self, now: float) -> float | None:  # pragma: no cover - step() drives this port
         raise NotImplementedError
 
@@ -110,8 +124,9 @@ class BufferedSwitchTx(SwitchTx):
                 if t <= now:
                     if ob[vl] + p.size <= self.ocap:
                         found = (vl, buf, p)
-                    break  # the VL's output buffer is full: wait for it to drain (ofree times)
-                if t < nxt:
+                        break
+                    # no room for it: a smaller packet behind may fit; else wait for the buffer to drain
+                elif t < nxt:
                     nxt = t
             if found:
                 break

@@ -158,6 +158,8 @@ class TxPort(salabim.Component):
         while True:
             self.events += 1
             t = step(env._now)
+            if self.check:
+                self.node.sim.audit_ports()
             if t == INF:
                 self.state = IDLE
                 yield self.passivate()
@@ -191,11 +193,39 @@ class TxPort(salabim.Component):
         end = self.try_send(now)
         if end is not None:
             self.busy_until = end
-            return end if self.has_work() else self.idle_wake(end)
+            return self.after_send(end)
         return self.next_t
+
+    def after_send(self, end: float) -> float:
+        """When to look again after a transmission that ends at *end*.
+
+        Never later than the first moment another packet could go (a poke
+        cannot bring that moment forward for packets already queued); a
+        subclass may return INF when only a poke can make one sendable.
+        """
+        return end if self.has_work() else self.idle_wake(end)
+
+    def credit_time(self, vl: int, need: int, end: float) -> float:
+        """First time from *end* on when VL *vl* has *need* credits, counting the
+        returns on their way; INF if those are not enough."""
+        avail = self.credits[vl]
+        if avail >= need:
+            return end
+        for t, n in self.returns[vl]:
+            avail += n
+            if avail >= need:
+                return t if t > end else end
+        return INF
 
     def has_work(self) -> bool:
         raise NotImplementedError
+
+    def sendable(self, now: float) -> bool:
+        """Whether a packet could start now if the link were free (no side effects; for audits)."""
+        raise NotImplementedError
+
+    def _credits_at(self, vl: int, now: float) -> int:
+        return self.credits[vl] + sum(n for t, n in self.returns[vl] if t <= now)
 
     def held_packets(self) -> int:
         """Packets held by the port itself (output buffers), not counting input buffers."""

@@ -177,6 +177,40 @@ class SwitchTx(TxPort):
                 return True
         return False
 
+    def sendable(self, now: float) -> bool:
+        for buf in self.mcands:
+            if max(buf.q[0].ready_at, buf.rx.xbar_free) <= now:
+                return True
+        for vl in range(self.nvl):
+            for buf in self.cands[vl]:
+                p = buf.q[0]
+                if max(p.ready_at, buf.rx.xbar_free) <= now and p.credits <= self._credits_at(vl, now):
+                    return True
+        return False
+
+    def after_send(self, end: float) -> float:
+        if self.mcands or not self.single:
+            return end if self.has_work() else INF
+        c = self.cands[0]
+        if not c:
+            return INF
+        t_el = INF
+        need = 1 << 30
+        for buf in c:
+            p = buf.q[0]
+            t = p.ready_at
+            xf = buf.rx.xbar_free
+            if xf > t:
+                t = xf
+            if t < t_el:
+                t_el = t
+            if p.credits < need:
+                need = p.credits
+        t = self.credit_time(0, need, end)
+        if t_el > t:
+            t = t_el
+        return t if t > end else end
+
     def _try_vl15(self, now: float) -> tuple[float | None, float]:
         """Send a ready VL15 packet if there is one: ``(end or None, next time one is ready)``."""
         nxt = INF
@@ -193,6 +227,32 @@ class SwitchTx(TxPort):
                 nxt = t
         return None, nxt
 
+    def _pick(self, vl: int, now: float) -> tuple[InputBuffer | None, float]:
+        """The first candidate of VL *vl* that may cross now and fits the credits
+        downstream, or ``(None, when to look again)``.  A packet that does not
+        fit does not hold back a smaller one from another input behind it."""
+        credits = self.credits[vl]
+        nxt = INF
+        need = 0
+        for buf in self.cands[vl]:
+            p = buf.q[0]
+            t = p.ready_at
+            xf = buf.rx.xbar_free
+            if xf > t:
+                t = xf
+            if t <= now:
+                if p.credits <= credits:
+                    return buf, nxt
+                if need == 0 or p.credits < need:
+                    need = p.credits
+            elif t < nxt:
+                nxt = t
+        if need:
+            t = self.credit_time(vl, need, now)
+            if t < nxt:
+                nxt = t
+        return None, nxt
+
     def try_send(self, now: float) -> float | None:
         nxt = INF
         if self.mcands:
@@ -201,70 +261,38 @@ class SwitchTx(TxPort):
                 return end
         if self.single:
             # One data VL: no arbitration to do (every arbiter would pick VL 0).
-            c = self.cands[0]
-            if not c:
+            if not self.cands[0]:
                 self.next_t = nxt
                 return None
             rq = self.returns[0]
             if rq and rq[0][0] <= now:
                 self.absorb(0, now)
-            for buf in c:
-                p = buf.q[0]
-                t = p.ready_at
-                xf = buf.rx.xbar_free
-                if xf > t:
-                    t = xf
-                if t <= now:
-                    break
-                if t < nxt:
-                    nxt = t
-            else:
-                self.next_t = nxt
+            buf, t = self._pick(0, now)
+            if buf is None:
+                self.next_t = t if t < nxt else nxt
                 return None
-            if p.credits > self.credits[0]:
-                if rq and rq[0][0] < nxt:
-                    nxt = rq[0][0]
-                self.next_t = nxt
-                return None
-            c.remove(buf)
-            return self._send(buf, p, 0, now)
+            self.cands[0].remove(buf)
+            return self._send(buf, buf.q[0], 0, now)
         ready = self.ready
         chosen = self.chosen
-        credits = self.credits
         returns = self.returns
         any_ready = False
         for vl in range(self.nvl):
-            c = self.cands[vl]
-            if not c:
+            if not self.cands[vl]:
                 ready[vl] = None
                 continue
             rq = returns[vl]
             if rq and rq[0][0] <= now:
                 self.absorb(vl, now)
-            found = None
-            for buf in c:
-                p = buf.q[0]
-                t = p.ready_at
-                xf = buf.rx.xbar_free
-                if xf > t:
-                    t = xf
-                if t <= now:
-                    found = buf
-                    break
+            buf, t = self._pick(vl, now)
+            if buf is None:
+                ready[vl] = None
                 if t < nxt:
                     nxt = t
-            if found is None:
-                ready[vl] = None
                 continue
-            p = found.q[0]
-            if p.credits <= credits[vl]:
-                ready[vl] = p
-                chosen[vl] = found
-                any_ready = True
-            else:
-                ready[vl] = None
-                if rq and rq[0][0] < nxt:
-                    nxt = rq[0][0]
+            ready[vl] = buf.q[0]
+            chosen[vl] = buf
+            any_ready = True
         if not any_ready:
             self.next_t = nxt
             return None

@@ -428,6 +428,25 @@ class Simulation:
                 n += sum(tx.held_packets() for tx in node.tx.values())
         return n + self.stats.on_wire_to_hosts(self.now)
 
+    def audit_ports(self) -> None:
+        """Check (with ``check=True``) that no port sleeps past a moment it could send.
+
+        Every sleeping transmitter whose link is free must not have a packet
+        that could start now: it would otherwise be idle for no reason, which
+        would be a missed wake-up in the data path.
+        """
+        from ibfabric.components.port import IDLE, RUNNING
+
+        now = self.now
+        for tx in self.ports:
+            if tx.state == RUNNING:  # it decides before it sleeps
+                continue
+            wake = INF if tx.state == IDLE else tx.wake_at
+            if tx.busy_until > now or wake <= now:
+                continue
+            if tx.sendable(now):
+                raise AssertionError(f"{tx.name_} sleeps until {wake} at {now} although a packet could go now")
+
     def find_deadlock(self) -> list[str] | None:
         """A cycle of buffers, each full and waiting for the next to drain, or None.
 
