@@ -72,11 +72,18 @@ def run_scenario(sim_time: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.kernel", description=__doc__.splitlines()[0])
     ap.add_argument("--time", default=SCENARIO["time"], help="simulated time of the scenario (default 2ms)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of the scenario; the fastest is reported (default 3)")
     args = ap.parse_args(argv)
-    hold_before = salabim_hold_rate()
-    result = run_scenario(args.time)
-    hold_after = salabim_hold_rate()
-    hold = (hold_before + hold_after) / 2
+    # On a shared machine the fastest of several runs is the least disturbed one; each run
+    # is paired with a salabim hold() measurement taken right before it.
+    runs = []
+    for _ in range(max(1, args.repeat)):
+        hold_run = salabim_hold_rate()
+        r = run_scenario(args.time)
+        r["salabim_hold_events_per_s"] = round(hold_run)
+        runs.append(r)
+    result = min(runs, key=lambda r: r["wall_s"])
+    hold = result.pop("salabim_hold_events_per_s")
     out = {
         "benchmark": "kernel",
         "scenario": SCENARIO["name"],
@@ -84,6 +91,8 @@ def main(argv=None) -> int:
         "salabim_hold_events_per_s": round(hold),
         "events_vs_salabim_hold": round(result["events_per_s"] / hold, 3),
         "packet_hops_vs_salabim_hold": round(result["packet_hops_per_s"] / hold, 3),
+        "runs": len(runs),
+        "packet_hops_per_s_all_runs": [r["packet_hops_per_s"] for r in runs],
         "python": platform.python_version(),
         "salabim": salabim.__version__,
         "machine": f"{platform.machine()} {os.cpu_count()} cpus",
