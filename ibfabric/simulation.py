@@ -212,7 +212,10 @@ class Simulation:
         net = self._with_subnet_manager(net, ov)
         unused = [p for p in ov.unused() if p in patterns]
         if unused:
-            raise ConfigError(f"override '{unused[0]}' matches no parameter of network '{net.name}'")
+            hint = ""
+            if not unused[0].startswith(("*", net.name)):
+                hint = f" (patterns match full paths such as '{net.name}.sw.routingDelay'; try '**.{unused[0]}')"
+            raise ConfigError(f"override '{unused[0]}' matches no parameter of network '{net.name}'{hint}")
         return net
 
     def _with_subnet_manager(self, net, ov):

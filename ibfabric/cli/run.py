@@ -13,9 +13,9 @@ DEFAULTS = {
     "topology": "irregular16",
     "routing": "updn",
     "traffic": "uniform",
-    "load": 0.3,
+    "load": 0.1,
     "packet_size": 256,
-    "time": "100us",
+    "time": "200us",
     "warmup": "10us",
     "seed": 1,
 }
