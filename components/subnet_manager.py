@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from ibfabric.errors import ConfigError, IbfabricError, PluginError
+from ibfabric.errors import ConfigError, PluginError
 from ibfabric.kernel import Module
 
 from .fabric import FabricGraph, Link, NodeSpec, _parse_port_lids
@@ -86,14 +86,7 @@ class SubnetManager(Module):
         reg = sim.plugins.routing_engines.get(name)
         options = parse_options(str(self.params["routingOptions"]), self.path, "routingOptions")
         t0 = time.perf_counter()
-        try:
-            tables = reg.obj(fabric, options, self.rng)
-        except IbfabricError:
-            raise
-        except Exception as exc:
-            raise PluginError(
-                f"routing engine '{name}' (plugin '{reg.plugin}') raised {type(exc).__name__}: {exc}"
-            ) from exc
+        tables = reg.create(fabric, options, self.rng)
         self.routing_time = time.perf_counter() - t0
         if not isinstance(tables, ForwardingTables):
             raise PluginError(f"routing engine '{name}' returned {type(tables).__name__}, not ForwardingTables")

@@ -395,8 +395,8 @@ class Switch(IBNode):
         self.out_buffer = self.int_param("outputBufferSize", 0, 1 << 30)
         self.sl2vl = parse_sl2vl(str(p["sl2vl"]), self.path)
         plugins = self.sim.plugins
-        self.dropper = plugins.packet_droppers[str(p["dropper"])](
-            parse_options(str(p["dropperOptions"]), self.path, "dropperOptions"), self.rng
+        self.dropper = plugins.packet_droppers.get(str(p["dropper"])).create(
+            parse_options(str(p["dropperOptions"]), self.path, "dropperOptions"), self.rng, where=self.path
         )
         self.lft_ports: list[int] = []
 

@@ -380,9 +380,10 @@ class Simulation:
         if key not in self._patterns:
             from ibfabric.components.node import parse_options
 
-            factory = self.plugins.traffic_patterns[name]
+            reg = self.plugins.traffic_patterns.get(name)
             opts = parse_options(options, "traffic", "trafficOptions")
-            self._patterns[key] = factory(len(self.hosts), opts, module_rng(self.seed, f"traffic:{name}:{options}"))
+            rng = module_rng(self.seed, f"traffic:{name}:{options}")
+            self._patterns[key] = reg.create(len(self.hosts), opts, rng)
         return self._patterns[key]
 
     def dlids_from(self, hca) -> np.ndarray:

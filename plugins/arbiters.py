@@ -197,10 +197,7 @@ def arbiter_for(node, port: int, nvl: int):
     limit = node.int_param("vlArbHighLimit", 0, 255)
     reg = node.sim.plugins.vl_arbiters.get(str(p["arbiter"]))
     cfg = ArbiterConfig(num_vls=nvl, high=high, low=low, limit_high=limit, port=where)
-    try:
-        arb = reg.obj(cfg)
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+    arb = reg.create(cfg, where=where)
     unserved = getattr(arb, "unserved", lambda: [])()
     if unserved:
         raise ConfigError(

@@ -79,7 +79,10 @@ def ibfabric_register_vl_arbiters(register: Callable[..., None]) -> None:
         returns an object with a method ``select(ready) -> int``: ``ready``
         is a list indexed by data VL holding the packet that VL would send
         now (None if it has none it may send); ``select`` returns the chosen
-        VL and accounts for that packet being sent.
+        VL and accounts for that packet being sent.  An arbiter whose choice
+        is always VL 0 when a port has a single data VL, with no state a user
+        could observe, may set ``single_vl_trivial = True`` so that such
+        ports skip the call.
     :returns: None.
     """
 

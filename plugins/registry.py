@@ -25,6 +25,25 @@ class Registration:
     plugin: str
     description: str = ""
     extra: dict = attrs.field(factory=dict, eq=False)
+    role: str = ""
+
+    def create(self, *args: Any, where: str = "", **kwargs: Any) -> Any:
+        """Call the registered factory; an exception from plugin code becomes a
+        one-line PluginError naming the implementation and its plugin
+        (ibfabric's own errors pass through with *where* in front)."""
+        from ibfabric.errors import IbfabricError
+
+        try:
+            return self.obj(*args, **kwargs)
+        except IbfabricError as exc:
+            if where:
+                raise type(exc)(f"{where}: {exc}") from None
+            raise
+        except Exception as exc:
+            at = f"{where}: " if where else ""
+            raise PluginError(
+                f"{at}{self.role or 'plugin'} '{self.name}' (plugin '{self.plugin}') raised {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 class Registry:
@@ -50,7 +69,7 @@ class Registry:
         if name in self._items:
             other = self._items[name].plugin
             raise PluginError(f"{self.role} '{name}' is registered twice (by '{other}' and by '{plugin}')")
-        self._items[name] = Registration(name, obj, plugin, description, dict(extra))
+        self._items[name] = Registration(name, obj, plugin, description, dict(extra), self.role)
 
     def __getitem__(self, name: str) -> Any:
         return self.get(name).obj

@@ -170,3 +170,33 @@ class TestThirdPartyPackage:
         monkeypatch.syspath_prepend(str(demo_site))
         assert "demo-bfs" in PluginSet.load().routing_engines
         assert "demo-bfs" not in PluginSet.load(block=["demo"]).routing_engines
+
+
+class TestPluginFailuresAtRunTime:
+    """A plugin's own bug is reported as one line naming it, not as a traceback."""
+
+    def _broken(self, hook, exc=ZeroDivisionError("division by zero")):
+        def factory(*args, **kwargs):
+            raise exc
+
+        class Broken:
+            pass
+
+        def impl(self, register):
+            register("broken", factory)
+
+        setattr(Broken, hook, hookimpl(impl))
+        return Broken()
+
+    @pytest.mark.parametrize("hook, override, role", [
+        ("ibfabric_register_routing_engines", "**.routing", "routing engine"),
+        ("ibfabric_register_vl_arbiters", "**.arbiter", "VL arbiter"),
+        ("ibfabric_register_packet_droppers", "**.dropper", "packet dropper"),
+        ("ibfabric_register_traffic_patterns", "**.traffic", "traffic pattern"),
+    ])
+    def test_factory_exception_names_the_plugin(self, hook, override, role):
+        text = ("network t { submodules: s: Switch { numPorts = 2; } a: HCA; b: HCA;"
+                " connections: a.port[1] <--> Link <--> s.port[1]; b.port[1] <--> Link <--> s.port[2]; }")
+        with pytest.raises(PluginError, match=rf"{role} 'broken' \(plugin 'Broken-0'\) raised ZeroDivisionError: division by zero"):
+            Simulation(text, overrides={override: "broken", "**.load": "0.1", **({} if override == "**.traffic" else {"**.traffic": "uniform"})},
+                       plugins=[self._broken(hook)])
