@@ -193,7 +193,11 @@ class FabricGraph:
             if not ports:
                 raise KeyError(f"{self.nodes[node].name} has no connected port")
             port = ports[0]
-        hit = np.flatnonzero((self.ep_node == node) & (self.ep_port == port))
+        index = self.__dict__.get("_ep_index")
+        if index is None:
+            index = self._ep_index = {(int(n), int(p)): e for e, (n, p) in enumerate(zip(self.ep_node, self.ep_port))}
+        e = index.get((node, port))
+        hit = [] if e is None else [e]
         if not len(hit):
             raise KeyError(f"{self.nodes[node].name} port {port} has no LID (it is not connected)")
         return int(hit[0])

@@ -36,10 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .link import Link
     from .packet import Packet
 
-__all__ = ["InputBuffer", "TxPort", "RUNNING", "IDLE", "WAITING", "return_credits"]
+__all__ = ["InputBuffer", "TxPort", "RunnerPool", "return_credits"]
 
 INF = math.inf
-RUNNING, IDLE, WAITING = 0, 1, 2
 
 
 class InputBuffer:
@@ -82,6 +81,57 @@ def return_credits(up: "TxPort", vl: int, time: float, credits: int) -> None:
         up.poke(time)
 
 
+class _Runner(salabim.Component):
+    """Runs one port's step at a given time, then returns to its pool."""
+
+    def __init__(self, pool: "RunnerPool", env: salabim.Environment, index: int):
+        self.pool = pool
+        self.target: TxPort | None = None
+        self.started = False
+        super().__init__(env=env, name=f"ibfabric.runner{index}", process="")
+        self.reset_monitors(monitor=False, stats_only=True)
+
+    def process(self):
+        env = self.env
+        while True:
+            port = self.target
+            self.target = None
+            now = env._now
+            if port.early_at <= now:
+                port.early_at = INF
+            port.events += 1
+            port.wake_by(port.run_step(now))
+            self.pool.idle.append(self)
+            yield self.passivate()
+
+
+class RunnerPool:
+    """Passive components that run a port's step earlier than the port is scheduled.
+
+    Activating a passive component costs a heap push; moving a scheduled one
+    costs a scan of salabim's event list.  The pool grows to the number of
+    early wake-ups pending at once, which stays small.
+    """
+
+    def __init__(self, env: salabim.Environment):
+        self.env = env
+        self.idle: list[_Runner] = []
+        self.size = 0
+
+    def run(self, port: "TxPort", t: float) -> None:
+        if self.idle:
+            r = self.idle.pop()
+        else:
+            self.size += 1
+            r = _Runner(self, self.env, self.size)
+        r.target = port
+        if r.started:
+            r.activate(at=t)
+        else:
+            r.started = True
+            r.activate(at=t, process="process")
+
+
 class TxPort(salabim.Component):
     """The transmitter of one port.
 
@@ -121,8 +171,9 @@ class TxPort(salabim.Component):
         #: credit return pokes the port only then
         self.wants: list = self.cands
         self.ready: list = [None] * nvl
-        self.state = RUNNING
-        self.wake_at = 0.0
+        self.running = False
+        self.own_wake = 0.0  # salabim starts the process at time 0
+        self.early_at = INF
         self.busy_until = 0.0
         self.next_t = INF
         # statistics
@@ -134,7 +185,7 @@ class TxPort(salabim.Component):
         self.last_start = 0.0
         self.last_end = 0.0
         self.check = node.sim.check
-        self.rearms = 0
+        self.early_wakes = 0
         super().__init__(env=env, name=f"{node.path}.port[{port}].tx")
         self.reset_monitors(monitor=False, stats_only=True)
 
@@ -154,39 +205,57 @@ class TxPort(salabim.Component):
 
     def process(self):
         env = self.env
-        step = self.step
         while True:
             self.events += 1
-            t = step(env._now)
-            if self.check:
-                self.node.sim.audit_ports()
-            if t == INF:
-                self.state = IDLE
-                yield self.passivate()
+            self.own_wake = INF
+            t = self.run_step(env._now)
+            if t == INF or self.early_at <= t:
+                yield self.passivate()  # a runner already has the next look
             else:
-                self.state = WAITING
-                self.wake_at = t
+                self.own_wake = t
                 yield self.hold(till=t)
-            self.state = RUNNING
+
+    def run_step(self, now: float) -> float:
+        self.running = True
+        t = self.step(now)
+        self.running = False
+        if self.check:
+            self.node.sim.audit_ports()
+        return t
+
+    def pending_wake(self) -> float:
+        """The earliest time this port is due to look again (INF: only when poked)."""
+        return self.own_wake if self.own_wake < self.early_at else self.early_at
 
     def poke(self, t: float) -> None:
         """Something may be sendable from time *t* on: make sure the port looks by then."""
-        st = self.state
-        if st == RUNNING:
+        if self.running:
             return  # it re-evaluates before it sleeps
         if t < self.busy_until:
             t = self.busy_until
         now = self.env._now
         if t < now:
             t = now
-        if st == IDLE:
-            self.state = WAITING
-            self.wake_at = t
+        self.wake_by(t)
+
+    def wake_by(self, t: float) -> None:
+        """Make sure the port looks at time *t* at the latest.
+
+        A passive port is activated (cheap: it is not on the event list).  A
+        port already scheduled for later is not moved — salabim would rescan
+        its whole event list for that, milliseconds on a large fabric —
+        instead a runner from the simulation's pool runs the port's step at
+        *t*; the port's own, later wake-up then finds little or nothing to do.
+        """
+        if t == INF or self.own_wake <= t or self.early_at <= t:
+            return
+        if self.own_wake == INF:
+            self.own_wake = t
             self.activate(at=t)
-        elif t < self.wake_at:
-            self.rearms += 1
-            self.wake_at = t
-            self.activate(at=t)
+        else:
+            self.early_at = t
+            self.early_wakes += 1
+            self.node.sim.runners.run(self, t)
 
     def step(self, now: float) -> float:
         """Do what can be done at *now*; return when to look again (INF: when poked)."""

@@ -88,16 +88,23 @@ class SwitchRx:
         return self.bufs[vl].occ
 
     def rebuild_routes(self) -> None:
-        """Precompute, per DLID, (output port, its transmitter, the SL-to-VL table of this input to it)."""
-        routes = []
-        tx_by_port = self.tx_by_port
-        for port in self.lft:
-            if port == 0:
-                routes.append(_LOCAL)
-            elif port < len(tx_by_port) and tx_by_port[port] is not None:
-                routes.append((port, tx_by_port[port], self.sl2vl_out[port]))
-            else:
-                routes.append(_NO_ROUTE)
+        """Precompute, per DLID, (output port, its transmitter, the SL-to-VL table of this input to it).
+
+        Input ports whose SL-to-VL tables are the same objects share one list
+        (the usual case), so a switch builds it once, not once per port.
+        """
+        key = (id(self.lft), tuple(id(t) for t in self.sl2vl_out))
+        cache = self.node._route_cache
+        routes = cache.get(key)
+        if routes is None:
+            tx_by_port = self.tx_by_port
+            per_port = [_LOCAL] + [
+                (port, tx, self.sl2vl_out[port]) if tx is not None else _NO_ROUTE
+                for port, tx in enumerate(tx_by_port) if port > 0
+            ]
+            n = len(per_port)
+            routes = [per_port[p] if p < n else _NO_ROUTE for p in self.lft]
+            cache[key] = routes
         self.routes = routes
 
     def receive(self, p, now: float) -> None:
@@ -399,6 +406,8 @@ class Switch(IBNode):
             parse_options(str(p["dropperOptions"]), self.path, "dropperOptions"), self.rng, where=self.path
         )
         self.lft_ports: list[int] = []
+        self._sl2vl_cache: dict[int, list[int]] = {}
+        self._route_cache: dict[tuple, list] = {}
 
     def _build_transmitters(self) -> None:
         from ibfabric.plugins.arbiters import arbiter_for
@@ -432,9 +441,14 @@ class Switch(IBNode):
                 rx.sl2vl_out[out] = self._sl2vl_table(tx.nvl)
 
     def _sl2vl_table(self, nvl: int) -> list[int]:
-        if self.sl2vl is None:
-            return [sl % nvl for sl in range(16)]
-        return [vl if vl < nvl else DROP_VL for vl in self.sl2vl]
+        """The default SL-to-VL table towards a port with *nvl* data VLs (one shared list per nvl)."""
+        cache = self._sl2vl_cache
+        if nvl not in cache:
+            if self.sl2vl is None:
+                cache[nvl] = [sl % nvl for sl in range(16)]
+            else:
+                cache[nvl] = [vl if vl < nvl else DROP_VL for vl in self.sl2vl]
+        return cache[nvl]
 
     def set_sl2vl(self, in_port: int, out_port: int, table: list[int]) -> None:
         """Set the SL-to-VL table of one (input port, output port) pair: 16 VLs, 15 = drop."""
@@ -448,6 +462,7 @@ class Switch(IBNode):
     def install_lft(self, ports: list[int]) -> None:
         """Install a forwarding table: ``ports[lid]`` is the output port (255 = none, 0 = this switch)."""
         self.lft_ports = list(ports)
+        self._route_cache = {}
         for rx in self.rx.values():
             rx.lft = self.lft_ports
             rx.rebuild_routes()

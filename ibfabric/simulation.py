@@ -39,6 +39,29 @@ __all__ = ["Simulation", "load", "parse_time"]
 INF = math.inf
 
 
+def _cache_salabim_signature_check() -> None:
+    """Make salabim's per-instance check of parameter names (``inspect.signature``
+    on ``__init__``/``setup``/``process``, about 0.5 ms per component) run once
+    per class: its answer depends on the class only.  Building a fabric with
+    25,000 ports then takes seconds, not a minute."""
+    check = getattr(salabim.salabim, "_check_overlapping_parameters", None)
+    if check is None or getattr(check, "_ibfabric_cached", False):
+        return
+    seen: set = set()
+
+    def cached(obj, method_name0, method_name1, process=None):
+        key = (type(obj), method_name0, method_name1, getattr(process, "__func__", process))
+        if key not in seen:
+            check(obj, method_name0, method_name1, process)
+            seen.add(key)
+
+    cached._ibfabric_cached = True
+    salabim.salabim._check_overlapping_parameters = cached
+
+
+_cache_salabim_signature_check()
+
+
 def parse_time(value: float | int | str, what: str = "time") -> float:
     """A duration in ns from a number (ns) or a quantity string ('100us')."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -161,6 +184,9 @@ class Simulation:
         self.env = salabim.Environment(
             trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False
         )
+        from ibfabric.components.port import RunnerPool
+
+        self.runners = RunnerPool(self.env)
         self.signals = SignalBus(lambda: self.env._now)
         self.events_queue = EventQueue()
         self.stats = PacketStats(self.warmup)
@@ -171,6 +197,7 @@ class Simulation:
         self._patterns: dict[tuple[str, str], Any] = {}
         self._msg_ids = 0
         self.deadlock: DeadlockError | None = None
+        self.qos = None  # the QosNetwork of a QoS run (ibfabric.components.cbr)
         self.wall = 0.0
         self._listen_received = False
         self._listen_dropped = False
@@ -389,11 +416,17 @@ class Simulation:
     def dlids_from(self, hca) -> np.ndarray:
         """DLID of every traffic endpoint for packets sent by *hca* (per the routing's path choice)."""
         fabric, tables = self.fabric, self.tables
-        src_ep = fabric.endpoint_of(self.ib_nodes.index(hca), hca.first_port)
-        out = np.zeros(len(self.hosts), dtype=np.int64)
-        for i, h in enumerate(self.hosts):
-            ep = fabric.endpoint_of(self.ib_nodes.index(h), h.first_port)
-            out[i] = tables.dlid(src_ep, ep)
+        if getattr(self, "_host_eps", None) is None or self._host_eps_fabric is not fabric:
+            index = {id(n): i for i, n in enumerate(self.ib_nodes)}
+            self._host_eps = np.array(
+                [fabric.endpoint_of(index[id(h)], h.first_port) for h in self.hosts], dtype=np.int64
+            )
+            self._host_eps_fabric = fabric
+        eps = self._host_eps
+        src_ep = int(eps[self._host_index[id(hca)]])
+        out = fabric.ep_lid[eps].copy()
+        if tables.path_offset is not None:
+            out += tables.path_offset[src_ep, eps]
         return out
 
     def next_message_id(self) -> int:
@@ -439,13 +472,11 @@ class Simulation:
         that could start now: it would otherwise be idle for no reason, which
         would be a missed wake-up in the data path.
         """
-        from ibfabric.components.port import IDLE, RUNNING
-
         now = self.now
         for tx in self.ports:
-            if tx.state == RUNNING:  # it decides before it sleeps
+            if tx.running:  # it decides before it sleeps
                 continue
-            wake = INF if tx.state == IDLE else tx.wake_at
+            wake = tx.pending_wake()
             if tx.busy_until > now or wake <= now:
                 continue
             if tx.sendable(now):
