@@ -1,8 +1,10 @@
 """The InfiniBand link channel.
 
 A :class:`Link` joins two ports, full duplex.  Its data rate comes from
-``width`` and ``speed`` (see :mod:`ibfabric.components.rates`), its wire delay
-is ``length * propagationDelay``.  A packet of ``L`` bytes sent at time ``t``
+``width`` and ``speed`` (see :mod:`ibfabric.components.rates`) unless
+``dataRate`` is set (> 0), which overrides it: papers that treat a 1x link as
+2.5 Gb/s of data (Alfaro et al. 2001) set ``dataRate = 2.5Gbps``.  Its wire
+delay is ``length * propagationDelay``.  A packet of ``L`` bytes sent at time ``t``
 has its first bit at the far end at ``t + delay`` and its last bit at
 ``t + delay + L * byte_time``.
 """
@@ -29,7 +31,10 @@ class Link(Channel):
             raise ConfigError(f"{self.path}: {exc}") from None
         self.width = width
         self.speed = speed
-        self.rate = link_rate(width, speed)
+        data_rate = float(p["dataRate"]) if "dataRate" in p else 0.0
+        if data_rate < 0:
+            raise ConfigError(f"{self.path}: 'dataRate' must be >= 0 (got {data_rate}bps)")
+        self.rate = data_rate if data_rate > 0 else link_rate(width, speed)
         self.signalling_rate = signalling_rate(width, speed)
         self.byte_time = 8e9 / self.rate
         self.length = float(p["length"])

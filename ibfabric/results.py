@@ -20,6 +20,9 @@
     ``injected == delivered + dropped + in flight``.
 ``link_utilisation``
     Fraction of the window each directed link spent transmitting.
+``qos``
+    Only in QoS runs: admission and per-SL/per-connection metrics
+    (:mod:`ibfabric.qos_metrics`).
 
 Files are written atomically: to a temporary file in the same directory,
 then renamed, so an interrupted run never leaves a half-written result.
@@ -126,6 +129,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     sm = [m for m in sim.root.walk() if hasattr(m, "routing_time")]
     if sm:
         summary["routing_time_s"] = sm[0].routing_time
+    if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
+        summary["qos"] = sim.qos.summary()
     return summary
 
 

@@ -134,6 +134,29 @@ def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
     """
 
 
+@hookspec
+def ibfabric_register_arbitration_policies(register: Callable[..., None]) -> None:
+    """Register arbitration policies, which fill the VLArbitrationTables of output ports as connections are admitted.
+
+    Used by QoS runs (:class:`ibfabric.components.cbr.QosNetwork`): when a
+    connection with a bandwidth requirement is requested, every output port
+    on its path asks its policy's table state whether it fits; it is
+    established only if all agree, and the tables they compute are installed
+    in the ports' ``iba-vlarb`` arbiters.
+
+    :param register: ``register(name, factory, description='')``.
+        ``factory(options)`` receives a dict of options (strings from the
+        command line, or values from Python) and returns a policy object with
+        a method ``new_port(rate, classes, name)``: *rate* is the port's link
+        rate in bit/s, *classes* a :class:`ibfabric.components.qos.ClassMap`,
+        *name* the port's name for messages; it returns the port's table state,
+        an object with the methods of
+        :class:`ibfabric.components.qos.PortTable` (``check``, ``reserve``,
+        ``release``, ``tables``, ``reserved``).
+    :returns: None.
+    """
+
+
 # -------------------------------------------------------------------------
 # Observation: called rarely, never per packet
 # -------------------------------------------------------------------------

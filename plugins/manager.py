@@ -36,6 +36,7 @@ ROLES: dict[str, tuple[str, str]] = {
     "replication_engines": ("ibfabric_register_replication_engines", "replication engine"),
     "path_selectors": ("ibfabric_register_path_selectors", "path selector"),
     "traffic_patterns": ("ibfabric_register_traffic_patterns", "traffic pattern"),
+    "arbitration_policies": ("ibfabric_register_arbitration_policies", "arbitration policy"),
 }
 
 
@@ -43,9 +44,9 @@ class PluginSet:
     """A pluggy manager and the registries its plugins filled.
 
     Attributes ``module_types``, ``routing_engines``, ``vl_arbiters``,
-    ``packet_droppers``, ``replication_engines``, ``path_selectors`` and
-    ``traffic_patterns`` are :class:`~ibfabric.plugins.registry.Registry`
-    objects.
+    ``packet_droppers``, ``replication_engines``, ``path_selectors``,
+    ``traffic_patterns`` and ``arbitration_policies`` are
+    :class:`~ibfabric.plugins.registry.Registry` objects.
     """
 
     module_types: Registry
@@ -55,6 +56,7 @@ class PluginSet:
     replication_engines: Registry
     path_selectors: Registry
     traffic_patterns: Registry
+    arbitration_policies: Registry
 
     def __init__(self, pm: pluggy.PluginManager):
         self.pm = pm

@@ -22,7 +22,8 @@ def run(args) -> int:
     console = Console(width=120)
     for attr, (_hook, role) in ROLES.items():
         reg = getattr(plugins, attr)
-        t = Table(title=f"{role}s", title_justify="left", show_header=True, header_style="bold")
+        plural = role[:-1] + "ies" if role.endswith("y") else role + "s"
+        t = Table(title=plural, title_justify="left", show_header=True, header_style="bold")
         t.add_column("name")
         t.add_column("plugin")
         t.add_column("package")

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ibfabric.cli import qos as qos_cli
 from ibfabric.errors import ConfigError, DeadlockError
 
 #: The embedded default scenario: what ``ibfabric run`` simulates with no arguments.
@@ -36,7 +37,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--arbiter", metavar="NAME", help="VL arbiter of every port")
     p.add_argument("--dropper", metavar="NAME", help="packet dropper of every switch")
     p.add_argument("--traffic", metavar="NAME", default=None,
-                   help=f"traffic pattern of every HCA (default {DEFAULTS['traffic']}; 'none' for no traffic)")
+                   help=f"traffic pattern of every HCA (default {DEFAULTS['traffic']}; 'none' for no traffic;"
+                        " 'cbr' for QoS connections)")
     p.add_argument("--load", type=float, metavar="X", help=f"offered load per host, fraction of its link rate (default {DEFAULTS['load']})")
     p.add_argument("--packet-size", type=int, metavar="BYTES", help=f"wire size of generated packets (default {DEFAULTS['packet_size']})")
     p.add_argument("--arrival", choices=("poisson", "constant"), help="arrival process (default poisson)")
@@ -49,6 +51,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="verify the credit invariant at every transmission (slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    qos_cli.add_run_options(p)
     return p
 
 
@@ -75,6 +78,8 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], s
     if args.dropper:
         soft.append(("**.dropper", args.dropper))
     traffic = args.traffic if args.traffic is not None else DEFAULTS["traffic"]
+    if traffic == "cbr":
+        soft.extend(qos_cli.run_overrides(args))
     soft.append(("**.traffic", '""' if traffic == "none" else traffic))
     soft.append(("**.load", str(args.load if args.load is not None else DEFAULTS["load"])))
     soft.append(("**.packetSize", f"{args.packet_size or DEFAULTS['packet_size']}B"))
@@ -87,6 +92,7 @@ def run(args) -> int:
     from ibfabric.simulation import Simulation
     from ibfabric.results import write_results
 
+    cbr = qos_cli.check_run_options(args)
     topology, sets, soft, duration, warmup = scenario(args)
     if args.load is not None and not args.load > 0:
         raise ConfigError(f"--load must be > 0 (got {args.load})")
@@ -94,6 +100,8 @@ def run(args) -> int:
         topology, overrides=sets, optional_overrides=soft, network=args.network, seed=args.seed,
         warmup=warmup, check=args.check,
     )
+    if cbr:
+        qos_cli.setup_run(sim, args)
     deadlock = None
     try:
         summary = sim.run(duration, progress=not args.no_progress and sys.stderr.isatty())
@@ -110,6 +118,8 @@ def run(args) -> int:
         print(json.dumps(_clean(summary), indent=2))
     else:
         print_summary(summary)
+        if "qos" in summary:
+            qos_cli.print_qos(summary["qos"])
         if args.out:
             print(f"results written to {args.out}/summary.json")
     if deadlock is not None:

@@ -147,7 +147,7 @@ class TestThirdPartyPackage:
         out = subprocess.run([sys.executable, "-m", "ibfabric", "plugins"], env=env, check=True,
                              capture_output=True, text=True).stdout
         for name in ("demo-bfs", "strict-priority", "neighbour", "random-early", "copy-everywhere",
-                     "first-path", "demo.DeliveryCounter", "ibfabric-demo-plugin==1.0.0"):
+                     "first-path", "flat-share", "demo.DeliveryCounter", "ibfabric-demo-plugin==1.0.0"):
             assert name in out, name
 
     def test_usable_without_changing_ibfabric(self, demo_site, monkeypatch):

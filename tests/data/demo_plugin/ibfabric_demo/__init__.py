@@ -93,6 +93,39 @@ class FirstPath:
         return ports[0]
 
 
+class FlatShare:
+    """An arbitration policy: admit while a link has bandwidth left; every class VL at weight 32."""
+
+    def __init__(self, options=None):
+        self.options = dict(options or {})
+
+    def new_port(self, rate, classes, name=""):
+        return FlatPort(rate, classes)
+
+
+class FlatPort:
+    def __init__(self, rate, classes):
+        self.rate = rate
+        self.vls = sorted(set(classes.sl2vl))
+        self.held = {}
+
+    def check(self, demand):
+        left = self.rate - sum(self.held.values())
+        return None if demand.bandwidth <= left else f"bandwidth: {left:g} bit/s left"
+
+    def reserve(self, demand):
+        self.held[demand.conn] = demand.bandwidth
+
+    def release(self, conn):
+        self.held.pop(conn, None)
+
+    def tables(self):
+        return (), tuple((vl, 32) for vl in self.vls), 0
+
+    def reserved(self):
+        return float(sum(self.held.values()))
+
+
 class DeliveryCounter(Module):
     """Counts packets delivered in the whole network through the packetReceived signal."""
 
@@ -151,3 +184,8 @@ def ibfabric_register_path_selectors(register):
 @hookimpl
 def ibfabric_register_module_types(register):
     register("demo.DeliveryCounter", DeliveryCounter, ned=NED)
+
+
+@hookimpl
+def ibfabric_register_arbitration_policies(register):
+    register("flat-share", FlatShare, description="bandwidth admission, equal weights")
