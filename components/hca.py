@@ -96,6 +96,7 @@ class HcaTx(TxPort):
         self.used_sls: list[int] = []  # SLs that ever had a send queue, in priority order
         self.sl2vl = node.sl2vl_table(nvl)
         self.vbuf = [VLSendBuffer(vl, node.vl_buffer) for vl in range(nvl)]
+        self.vqueues = [vb.q for vb in self.vbuf]
         self.mgmt: deque[Packet] = deque()
         self.stats = node.sim.stats
         self.single = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
@@ -192,34 +193,15 @@ class HcaTx(TxPort):
                 return None
             vl = 0
         else:
-            ready = self.ready
-            nxt = INF
-            any_ready = False
-            any_empty = False
-            for vl in range(self.nvl):
-                q = self.vbuf[vl].q
-                if not q:
-                    ready[vl] = None
-                    any_empty = True
-                    continue
-                rq = returns[vl]
-                if rq and rq[0][0] <= now:
-                    self.absorb(vl, now)
-                p = q[0]
-                if p.credits <= credits[vl]:
-                    ready[vl] = p
-                    any_ready = True
-                else:
-                    ready[vl] = None
-                    if rq and rq[0][0] < nxt:
-                        nxt = rq[0][0]
+            any_ready, nxt = self.ready_heads(self.vqueues, now)
+            any_empty = not all(self.vqueues)
             if not any_ready:
                 if any_empty and src is not None and now < src.next_time < nxt:
                     nxt = src.next_time  # a new message may go on an empty VL (a source due
                     # in the past is one held back by BACKLOG: its queue is full)
                 self.next_t = nxt
                 return None
-            vl = self.arbiter.select(ready)
+            vl = self.arbiter.select(self.ready)
         vb = self.vbuf[vl]
         p = vb.q.popleft()
         vb.bytes -= p.size
@@ -387,16 +369,7 @@ class HCA(IBNode):
                 nvl = min(self.num_vls, int(peer.params["numVLs"]))
                 self.rx[port] = HcaRx(self, port, nvl, self.vl_buffer // CREDIT_BYTES, link.delay)
         elif stage == STAGE_WIRE:
-            from ibfabric.plugins.arbiters import arbiter_for
-
-            self.tx: dict[int, HcaTx] = {}
-            for port, (peer, pp, link) in self.links.items():
-                rx_peer = peer.rx[pp]
-                nvl = rx_peer.nvl
-                tx = HcaTx(self, port, link, nvl, arbiter_for(self, port, nvl), self.sim.env)
-                tx.connect(rx_peer, rx_peer.capacities())
-                rx_peer.upstream = tx
-                self.tx[port] = tx
+            self.build_transmitters(lambda port, link, nvl, arb, env: HcaTx(self, port, link, nvl, arb, env))
         elif stage == STAGE_TRAFFIC:
             self._start_traffic()
 

@@ -55,6 +55,23 @@ class IBNode(Module):
         if self.lid and not 1 <= self.lid <= 0xBFFF:
             raise ConfigError(f"{self.path}: 'lid' must be a unicast LID 1..0xBFFF or 0 (got {self.lid})")
 
+    def build_transmitters(self, make) -> None:
+        """One transmitter per connected port, wired to the receiving side at the other end.
+
+        ``make(port, link, nvl, arbiter, env)`` builds it; the operational
+        data VLs are the receiver's, and its buffer sizes become the credits.
+        """
+        from ibfabric.plugins.arbiters import arbiter_for
+
+        self.tx = {}
+        for port, (peer, pp, link) in self.links.items():
+            rx_peer = peer.rx[pp]
+            nvl = rx_peer.nvl
+            tx = make(port, link, nvl, arbiter_for(self, port, nvl), self.sim.env)
+            tx.connect(rx_peer, rx_peer.capacities())
+            rx_peer.upstream = tx
+            self.tx[port] = tx
+
     def int_param(self, name: str, lo: int, hi: int) -> int:
         v = self.params[name]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v or not lo <= v <= hi:

@@ -20,12 +20,11 @@ event per decision: a transfer, a transmission, or both at once.
 
 from __future__ import annotations
 
-from bisect import insort
 from collections import deque
 
 from .packet import VL15
 from .port import INF
-from .switch import SwitchTx
+from .switch import SwitchTx, cross
 
 __all__ = ["BufferedSwitchTx"]
 
@@ -135,71 +134,21 @@ class BufferedSwitchTx(SwitchTx):
         vl, buf, p = found
         self.rr = vl + 1 if vl + 1 < nvl else 0
         self.cands[vl].remove(buf)
-        q = buf.q
-        q.popleft()
-        rx = buf.rx
-        size = p.size
-        cr = p.credits
-        xend = now + size * rx.xbar_bt
-        if p.tail_at > xend:
-            xend = p.tail_at
-        rx.xbar_free = xend
+        xend = cross(buf, p, now)
         self.xbar_out_free = xend
-        buf.occ -= cr
-        up = rx.upstream
-        ivl = buf.vl
-        t = xend + rx.delay
-        rq = up.returns[ivl]
-        if rq and rq[-1][0] > t:
-            insort(rq, (t, cr))
-        else:
-            rq.append((t, cr))
-        if up.wants[ivl]:
-            up.poke(t)
-        if q:
-            n = q[0]
-            op = n.out_port
-            if n.out_vl == VL15:
-                op.mcands.append(buf)
-            else:
-                op.cands[n.out_vl].append(buf)
-            tn = n.ready_at
-            if xend > tn:
-                tn = xend
-            op.poke(tn)
         p.ready_at = xend  # from here on: when the packet is wholly in the output buffer
         self.obuf[vl].append(p)
-        self.obytes[vl] += size
+        self.obytes[vl] += p.size
         return xend if any(self.cands) else INF
 
     # ---------------------------------------------------------------- link
 
     def _transmit(self, now: float) -> float:
         """Send one packet from the output buffers if one may go; return when to look again."""
-        ready = self.ready
-        credits = self.credits
-        returns = self.returns
-        nxt = INF
-        any_ready = False
-        for vl in range(self.nvl):
-            ob = self.obuf[vl]
-            if not ob:
-                ready[vl] = None
-                continue
-            rq = returns[vl]
-            if rq and rq[0][0] <= now:
-                self.absorb(vl, now)
-            p = ob[0]
-            if p.credits <= credits[vl]:
-                ready[vl] = p
-                any_ready = True
-            else:
-                ready[vl] = None
-                if rq and rq[0][0] < nxt:
-                    nxt = rq[0][0]
+        any_ready, nxt = self.ready_heads(self.obuf, now)
         if not any_ready:
             return nxt
-        vl = 0 if self.trivial else self.arbiter.select(ready)
+        vl = 0 if self.trivial else self.arbiter.select(self.ready)
         p = self.obuf[vl].popleft()
         size = p.size
         end = now + size * self.byte_time

@@ -81,6 +81,37 @@ def return_credits(up: "TxPort", vl: int, time: float, credits: int) -> None:
         up.poke(time)
 
 
+class _Status:
+    """A stand-in for a component's status monitor: just the value.
+
+    salabim keeps every component's status in a level monitor, so each
+    schedule, wake-up and passivation runs its tally bookkeeping even with
+    monitoring off (about a tenth of the time of a packet-hop here).  The
+    data-path components never read their status history, so they hold the
+    bare value; salabim only reads ``value`` and assigns ``_value``.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value):
+        self._value = value
+
+    @property
+    def value(self):
+        return self._value
+
+    def reset(self, monitor=None, stats_only=None) -> None:
+        pass
+
+
+def _lighten(component: salabim.Component) -> None:
+    """Turn monitoring off and, where salabim's status monitor is the one we know, replace it."""
+    component.reset_monitors(monitor=False, stats_only=True)
+    status = getattr(component, "status", None)
+    if status is not None and type(status).__name__ == "_StatusMonitor" and hasattr(status, "_tally"):
+        component.status = _Status(status._value)
+
+
 class _Runner(salabim.Component):
     """Runs one port's step at a given time, then returns to its pool."""
 
@@ -89,7 +120,7 @@ class _Runner(salabim.Component):
         self.target: TxPort | None = None
         self.started = False
         super().__init__(env=env, name=f"ibfabric.runner{index}", process="")
-        self.reset_monitors(monitor=False, stats_only=True)
+        _lighten(self)
 
     def process(self):
         env = self.env
@@ -187,7 +218,7 @@ class TxPort(salabim.Component):
         self.check = node.sim.check
         self.early_wakes = 0
         super().__init__(env=env, name=f"{node.path}.port[{port}].tx")
-        self.reset_monitors(monitor=False, stats_only=True)
+        _lighten(self)
 
     # ----------------------------------------------------------- wiring
 
@@ -233,6 +264,8 @@ class TxPort(salabim.Component):
             return  # it re-evaluates before it sleeps
         if t < self.busy_until:
             t = self.busy_until
+        if t >= self.own_wake or t >= self.early_at:
+            return  # already due to look by then (the common case: no call below)
         now = self.env._now
         if t < now:
             t = now
@@ -292,6 +325,32 @@ class TxPort(salabim.Component):
     def sendable(self, now: float) -> bool:
         """Whether a packet could start now if the link were free (no side effects; for audits)."""
         raise NotImplementedError
+
+    def ready_heads(self, queues: list, now: float) -> tuple[bool, float]:
+        """Fill ``self.ready`` with the head packet of each VL's FIFO in *queues* that
+        has credits now; return (any ready, when returning credits would unblock one)."""
+        ready = self.ready
+        credits = self.credits
+        returns = self.returns
+        nxt = INF
+        any_ready = False
+        for vl in range(self.nvl):
+            q = queues[vl]
+            if not q:
+                ready[vl] = None
+                continue
+            rq = returns[vl]
+            if rq and rq[0][0] <= now:
+                self.absorb(vl, now)
+            p = q[0]
+            if p.credits <= credits[vl]:
+                ready[vl] = p
+                any_ready = True
+            else:
+                ready[vl] = None
+                if rq and rq[0][0] < nxt:
+                    nxt = rq[0][0]
+        return any_ready, nxt
 
     def _credits_at(self, vl: int, now: float) -> int:
         return self.credits[vl] + sum(n for t, n in self.returns[vl] if t <= now)

@@ -37,8 +37,6 @@ from ibfabric.errors import ConfigError
 
 from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options, parse_sl2vl
 from .packet import CREDIT_BYTES, VL15
-from bisect import insort
-
 from .port import INF, InputBuffer, TxPort, return_credits
 from .tables import NO_PORT
 
@@ -310,61 +308,45 @@ class SwitchTx(TxPort):
 
     def _send(self, buf: InputBuffer, p, vl: int, now: float) -> float:
         """Move *p* from the head of *buf* across the crossbar and onto this port's link."""
-        q = buf.q
-        q.popleft()
-        rx = buf.rx
-        size = p.size
-        cr = p.credits
-        tail_in = p.tail_at
-        xend = now + size * rx.xbar_bt
-        if tail_in > xend:
-            xend = tail_in
-        rx.xbar_free = xend
-        end = now + size * self.byte_time
+        xend = cross(buf, p, now)
+        end = now + p.size * self.byte_time
         if xend > end:
             end = xend  # the link cannot send bytes before the crossbar (or the input link) delivers them
-        buf.occ -= cr
-        if vl != VL15:
-            # the packet's credits go back upstream once its tail has left the buffer
-            up = rx.upstream
-            ivl = buf.vl
-            t = xend + rx.delay
-            rq = up.returns[ivl]
-            if rq and rq[-1][0] > t:
-                insort(rq, (t, cr))
-            else:
-                rq.append((t, cr))
-            if up.wants[ivl]:
-                up.poke(t)
-            self.credits[vl] -= cr
-        if q:
-            n = q[0]
-            op = n.out_port
-            if n.out_vl == VL15:
-                op.mcands.append(buf)
-            else:
-                op.cands[n.out_vl].append(buf)
-            t = n.ready_at
-            if xend > t:
-                t = xend
-            op.poke(t)
-        # launch
-        w = self.window
-        if end > w:
-            self.busy += end - (now if now > w else w)
-        self.last_start = now
-        self.last_end = end
-        self.sent += 1
-        self.sent_bytes += size
-        p.vl = vl
-        p.hops += 1
-        d = self.delay
-        p.head_at = now + d
-        p.tail_at = end + d
-        self.peer_rx.receive(p, now)
-        if self.check and vl != VL15:
-            self.check_credits(vl)
+        self.launch(p, vl, now, end)
         return end
+
+
+def cross(buf: InputBuffer, p, now: float) -> float:
+    """*p*, the head of *buf*, starts crossing the crossbar at *now*: return when it has crossed.
+
+    The input's crossbar connection is busy until then; the packet's credits
+    go back upstream once its tail has left the buffer (one wire delay
+    later); the next packet of the buffer becomes a candidate of its output
+    port.  Shared by input-queued and output-buffered ports.
+    """
+    q = buf.q
+    q.popleft()
+    rx = buf.rx
+    cr = p.credits
+    xend = now + p.size * rx.xbar_bt
+    if p.tail_at > xend:
+        xend = p.tail_at
+    rx.xbar_free = xend
+    buf.occ -= cr
+    if buf.vl != VL15:
+        return_credits(rx.upstream, buf.vl, xend + rx.delay, cr)
+    if q:
+        n = q[0]
+        op = n.out_port
+        if n.out_vl == VL15:
+            op.mcands.append(buf)
+        else:
+            op.cands[n.out_vl].append(buf)
+        t = n.ready_at
+        if xend > t:
+            t = xend
+        op.poke(t)
+    return xend
 
 
 class Switch(IBNode):
@@ -410,23 +392,14 @@ class Switch(IBNode):
         self._route_cache: dict[tuple, list] = {}
 
     def _build_transmitters(self) -> None:
-        from ibfabric.plugins.arbiters import arbiter_for
-
-        env = self.sim.env
-        self.tx: dict[int, SwitchTx] = {}
-        for port, (peer, pp, link) in self.links.items():
-            rx_peer = peer.rx[pp]
-            nvl = rx_peer.nvl
-            arb = arbiter_for(self, port, nvl)
+        def make(port, link, nvl, arb, env):
             if self.out_buffer:
                 from .outbuf import BufferedSwitchTx
 
-                tx = BufferedSwitchTx(self, port, link, nvl, arb, env, self.out_buffer)
-            else:
-                tx = SwitchTx(self, port, link, nvl, arb, env)
-            tx.connect(rx_peer, rx_peer.capacities())
-            rx_peer.upstream = tx
-            self.tx[port] = tx
+                return BufferedSwitchTx(self, port, link, nvl, arb, env, self.out_buffer)
+            return SwitchTx(self, port, link, nvl, arb, env)
+
+        self.build_transmitters(make)
         width = max(self.links, default=0) + 1
         tx_by_port = [None] * width
         for port, tx in self.tx.items():

@@ -126,42 +126,35 @@ class IBAVLArbiter:
                           "that are in neither VLArbitrationTable")
 
     def _pick_high(self, ready: list) -> int:
-        table = self.high
-        n = len(table)
-        idx, rem = self.hi_idx, self.hi_rem
-        for _ in range(n + 1):
-            vl, w = table[idx]
-            p = ready[vl] if vl < len(ready) else None
-            if p is not None and rem > 0:
-                rem -= (p.size + 63) >> 6
-                if rem <= 0:
-                    idx = idx + 1 if idx + 1 < n else 0
-                    rem = table[idx][1]
-                self.hi_idx, self.hi_rem = idx, rem
-                return vl
-            idx = idx + 1 if idx + 1 < n else 0
-            rem = table[idx][1]
-        self.hi_idx, self.hi_rem = idx, rem
-        return -1
+        vl, self.hi_idx, self.hi_rem = _wrr(self.high, self.hi_idx, self.hi_rem, ready)
+        return vl
 
     def _pick_low(self, ready: list) -> int:
-        table = self.low
-        n = len(table)
-        idx, rem = self.lo_idx, self.lo_rem
-        for _ in range(n + 1):
-            vl, w = table[idx]
-            p = ready[vl] if vl < len(ready) else None
-            if p is not None and rem > 0:
-                rem -= (p.size + 63) >> 6
-                if rem <= 0:
-                    idx = idx + 1 if idx + 1 < n else 0
-                    rem = table[idx][1]
-                self.lo_idx, self.lo_rem = idx, rem
-                return vl
-            idx = idx + 1 if idx + 1 < n else 0
-            rem = table[idx][1]
-        self.lo_idx, self.lo_rem = idx, rem
-        return -1
+        vl, self.lo_idx, self.lo_rem = _wrr(self.low, self.lo_idx, self.lo_rem, ready)
+        return vl
+
+
+def _wrr(table: list[tuple[int, int]], idx: int, rem: int, ready: list) -> tuple[int, int, int]:
+    """One weighted-round-robin choice in a VLArbitrationTable.
+
+    Returns ``(vl or -1, new current entry, its remaining weight)``: the
+    current entry sends if its VL has a packet ready and weight left (the
+    packet's ``ceil(size / 64)`` units are taken even beyond the remainder);
+    otherwise the turn passes to the next entry, at most once round the table.
+    """
+    n = len(table)
+    for _ in range(n + 1):
+        vl, _w = table[idx]
+        p = ready[vl] if vl < len(ready) else None
+        if p is not None and rem > 0:
+            rem -= (p.size + 63) >> 6
+            if rem <= 0:
+                idx = idx + 1 if idx + 1 < n else 0
+                rem = table[idx][1]
+            return vl, idx, rem
+        idx = idx + 1 if idx + 1 < n else 0
+        rem = table[idx][1]
+    return -1, idx, rem
 
 
 class RoundRobinArbiter:

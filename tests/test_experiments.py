@@ -17,11 +17,12 @@ def load_script(name: str):
     return mod
 
 
-class TestAlfaro2001:
-    @pytest.fixture(scope="class")
-    def exp(self):
-        return load_script("alfaro2001")
+@pytest.fixture(scope="module")
+def exp():
+    return load_script("alfaro2001")
 
+
+class TestAlfaro2001:
     @pytest.mark.parametrize("topology", ["irregular", "hypercube", "mesh"])
     def test_the_papers_network_model(self, exp, topology):
         # §5.1: 16 switches of 8 ports with 4 hosts each, 2.5 Gb/s links, 4-packet buffers per VL,
