@@ -14,7 +14,7 @@ from ibfabric.ned_like import write_ned, elaborate
 from ibfabric.topologies import detect_format, load_network
 from ibfabric.topologies.ibnetdiscover import ibnetdiscover_to_ned, parse_ibnetdiscover
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ibnetdiscover"  # copies of ../shared/data (see SOURCES.md)
 CLUSTER = DATA / "cluster2014_8sw_144hca.ibnetdiscover"
 TWO = DATA / "two_node.ibnetdiscover"
 
