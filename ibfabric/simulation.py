@@ -241,7 +241,7 @@ class Simulation:
         if unused:
             hint = ""
             if not unused[0].startswith(("*", net.name)):
-                hint = f" (patterns match full paths such as '{net.name}.sw.routingDelay'; try '**.{unused[0]}')"
+                hint = f" (patterns match full paths such as '{net.name}.sw.routingDelay'; try '**.{unused[0].split('.')[-1]}')"
             raise ConfigError(f"override '{unused[0]}' matches no parameter of network '{net.name}'{hint}")
         return net
 

@@ -46,7 +46,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--warmup", metavar="DURATION", default=None, help=f"start of the measurement window (default {DEFAULTS['warmup']})")
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"], metavar="N", help=f"the run's seed (default {DEFAULTS['seed']})")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
-                   help="override a parameter by wildcard path, e.g. '**.routingDelay=100ns' (repeatable; first match wins)")
+                   help="override a parameter by wildcard path, e.g. '**.routingDelay=100ns' (repeatable; first"
+                        " match wins); a bare KEY=VALUE is a routing-engine option, e.g. 'root=1'")
     p.add_argument("--out", metavar="DIR", help="write summary.json, scalars.csv and results.sca into DIR")
     p.add_argument("--check", action="store_true", help="verify the credit invariant at every transmission (slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
@@ -69,6 +70,12 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], s
     """(topology, strict overrides, convenience overrides, time, warmup) for *args*."""
     topology = args.topology or DEFAULTS["topology"]
     sets = parse_sets(args.sets)
+    # A bare KEY (no '.', no '*': not a parameter path) is an option of the routing
+    # engine, as with `ibfabric routes`: `--routing file --set path=lfts.dump`.
+    options = [f"{k}={v}" for k, v in sets if "." not in k and "*" not in k]
+    sets = [(k, v) for k, v in sets if "." in k or "*" in k]
+    if options:
+        sets.append(("**.routingOptions", '"' + " ".join(options).replace('"', '\\"') + '"'))
     soft: list[tuple[str, str]] = []
     routing = args.routing or (DEFAULTS["routing"] if args.topology is None else None)
     if routing:

@@ -45,6 +45,22 @@ class TestRun:
         assert 0.1 < s["offered_load"] < 0.3
         assert s["conservation_ok"]
 
+    def test_bare_keys_are_routing_options(self, capsys, tmp_path):
+        # tables from a real subnet manager (OpenSM's dump format) loaded and simulated
+        dump = tmp_path / "lfts.dump"
+        assert main(["routes", FIG1, "--routing", "fera", "--set", "root=1", "--output", str(dump)]) == 0
+        capsys.readouterr()
+        code, out, err = run(capsys, "run", FIG1, "--routing", "file", "--set", f"path={dump}", "--time", "20us",
+                             "--json")
+        assert code == 0, err
+        s = json.loads(out)
+        assert s["routing"] == "file" and s["packets_delivered"] > 0
+        code, out, _ = run(capsys, "run", FIG1, "--routing", "updn", "--set", "root=sw10", "--time", "20us",
+                           "--json")
+        assert code == 0 and json.loads(out)["routing"] == "updn"
+        code, _, err = run(capsys, "run", FIG1, "--routing", "updn", "--set", "bogus=1", "--time", "20us")
+        assert code == 2 and "bogus" in err
+
     def test_same_seed_same_numbers(self, capsys):
         outs = []
         for _ in range(2):
@@ -69,6 +85,7 @@ class TestErrors:
             (["run", "nope.ned"], "ibfabric: error: nope.ned: no such file"),
             (["run", FIG1, "--set", "routingDelay"], "ibfabric: error: --set 'routingDelay': expected PATH=VALUE"),
             (["run", FIG1, "--set", "**.routngDelay=1ns"], "ibfabric: error: override '**.routngDelay' matches no parameter"),
+            (["run", FIG1, "--set", "sw3.routingDelay=1ns"], "ibfabric: error: override 'sw3.routingDelay' matches no parameter of network 'bermudez2006_fig1' (patterns match full paths"),
             (["run", FIG1, "--arbiter", "fifo"], "ibfabric: error: unknown VL arbiter 'fifo' (valid: iba-vlarb, round-robin"),
             (["run", FIG1, "--routing", "ospf"], "ibfabric: error: unknown routing engine 'ospf' (valid:"),
             (["run", FIG1, "--set", "**.routingDelay=4096B"], "ibfabric: error:"),
