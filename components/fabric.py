@@ -425,9 +425,3 @@ def _parse_port_lids(text: str) -> dict[int, int]:
         port, _, lid = item.partition(":")
         out[int(port)] = int(lid, 0)
     return out
-
-
-def iter_edges(g: FabricGraph) -> Iterable[tuple[int, int, int, int]]:
-    """``(a, port_a, b, port_b)`` for every link."""
-    for ln in g.links:
-        yield ln.a, ln.port_a, ln.b, ln.port_b

@@ -71,11 +71,6 @@ class PacketStats:
         out["last"] = out["last"].astype(bool)
         return out
 
-    def delivered_by(self, now: float) -> int:
-        """Packets whose tail reached their destination by *now* (HCAs and switches)."""
-        d = np.frombuffer(self.delivered_at, dtype="d") if len(self.delivered_at) else np.zeros(0)
-        return int((d <= now).sum()) + sum(1 for t in self.local if t <= now)
-
     def on_wire_to_hosts(self, now: float) -> int:
         d = np.frombuffer(self.delivered_at, dtype="d") if len(self.delivered_at) else np.zeros(0)
         return int((d > now).sum()) + sum(1 for t in self.local if t > now)

@@ -1,0 +1,89 @@
+"""The routing view of a subnet: ports, links, LIDs and their assignment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.tables import NO_PORT, ForwardingTables
+
+
+def small(**kw):
+    # sw0 -- sw1, h0 on sw0, h1 (two ports) on sw1 by port 2, its port 1 free
+    nodes = [NodeSpec("sw0", True, 4), NodeSpec("sw1", True, 4), NodeSpec("h0", False, 1), NodeSpec("h1", False, 2, **kw)]
+    links = [Link(0, 1, 1, 1), Link(2, 1, 0, 2), Link(3, 2, 1, 3)]
+    return FabricGraph(nodes, links)
+
+
+class TestStructure:
+    def test_peers_both_ways(self):
+        g = small()
+        assert (g.peer_node[0, 1], g.peer_port[0, 1]) == (1, 1)
+        assert (g.peer_node[3, 2], g.peer_port[3, 2]) == (1, 3)
+        assert g.ports(3) == [2]
+        assert g.attachment(g.endpoint_of(3)) == (1, 3)
+
+    def test_switch_hops_and_networkx(self):
+        g = small()
+        assert g.switch_hops().tolist() == [[0, 1], [1, 0]]
+        nx_g = g.to_networkx()
+        assert nx_g.number_of_nodes() == 4 and nx_g.number_of_edges() == 3
+        assert nx_g.nodes[3]["name"] == "h1"
+
+    @pytest.mark.parametrize("links, message", [
+        ([Link(0, 1, 1, 1), Link(0, 1, 2, 1)], "port 1 of sw0 has two links"),
+        ([Link(0, 9, 1, 1)], "sw0 has no port 9"),
+        ([Link(0, 1, 7, 1)], "node 7, which does not exist"),
+    ])
+    def test_bad_links(self, links, message):
+        with pytest.raises(ValueError, match=message):
+            FabricGraph([NodeSpec("sw0", True, 4), NodeSpec("sw1", True, 4), NodeSpec("h0", False, 1)], links)
+
+    def test_lid_clash(self):
+        with pytest.raises(ValueError, match="LID 5 is used by both"):
+            FabricGraph([NodeSpec("sw0", True, 4, lid=5), NodeSpec("h0", False, 1, lid=5)], [Link(0, 1, 1, 1)])
+
+
+class TestLidAssignment:
+    def test_breadth_first_from_the_subnet_manager(self):
+        g = small().with_lids()
+        # the SM runs on the first CA (h0): h0, then sw0, then sw1, then h1's port 2
+        assert [g.lid_of(i) for i in (2, 0, 1, 3)] == [1, 2, 3, 4]
+        assert g.lid_of(3, 2) == 4
+
+    def test_existing_lids_are_kept_and_lmc_ranges_aligned(self):
+        g = FabricGraph(
+            [NodeSpec("sw0", True, 4, lid=1), NodeSpec("h0", False, 1), NodeSpec("h1", False, 1)],
+            [Link(0, 1, 1, 1), Link(0, 2, 2, 1)],
+        ).with_lids(lmc=2)
+        assert g.lid_of(0) == 1
+        lids = sorted((g.lid_of(1), g.lid_of(2)))
+        assert lids == [4, 8]  # multiples of 2**2, after LID 1 is taken
+        e = int(g.lid_owner[4])
+        assert g.ep_lid[e] == 4 and g.ep_lmc[e] == 2 and (g.lid_owner[4:8] == e).all()
+
+    def test_large_fabric_is_linear(self):
+        n = 3000
+        nodes = [NodeSpec("sw", True, n)] + [NodeSpec(f"h{i}", False, 1) for i in range(n)]
+        links = [Link(0, i + 1, i + 1, 1) for i in range(n)]
+        g = FabricGraph(nodes, links, sm_node=1).with_lids()
+        assert sorted(g.ep_lid.tolist()) == list(range(1, n + 2))
+
+
+class TestForwardingTables:
+    def test_default_port_fills_only_owned_lids(self):
+        g = small().with_lids()
+        lft = np.full((2, g.max_lid + 1), NO_PORT, dtype=np.uint8)
+        lft[0, 2] = 0
+        t = ForwardingTables(g, lft, np.array([1, -1]))
+        assert t.is_random
+        full = t.expanded()
+        assert full[0].tolist() == [NO_PORT, 1, 0, 1, 1]
+        assert full[1].tolist() == [NO_PORT] * 5
+        assert t.port(0, 4) == 1 and t.explicit_entries().tolist() == [1, 0]
+
+    def test_shape_is_checked(self):
+        g = small().with_lids()
+        with pytest.raises(ValueError, match="lft must have shape"):
+            ForwardingTables(g, np.zeros((2, 3), dtype=np.uint8))
