@@ -38,15 +38,16 @@ class IBNode(Module):
         for g in self.gate_vector("port"):
             if g.peer is None:
                 continue
+            where = f"{g.location}: " if g.location is not None else ""
             if g.index == 0:
-                raise ConfigError(f"{self.path}: port[0] is the management port and cannot be connected")
+                raise ConfigError(f"{where}{self.path}: port[0] is the management port and cannot be connected")
             peer = g.peer.owner
             if not isinstance(peer, IBNode):
-                raise ConfigError(f"{g.path} is connected to {g.peer.path}, which is not an InfiniBand node")
+                raise ConfigError(f"{where}{g.path} is connected to {g.peer.path}, which is not an InfiniBand node")
             if g.peer.name != "port":
-                raise ConfigError(f"{g.path} must connect to another node's port[], not {g.peer.path}")
+                raise ConfigError(f"{where}{g.path} must connect to another node's port[], not {g.peer.path}")
             if not isinstance(g.channel, Link):
-                raise ConfigError(f"{g.path}: an InfiniBand port must be connected through a Link channel")
+                raise ConfigError(f"{where}{g.path}: an InfiniBand port must be connected through a Link channel")
             self.links[g.index] = (peer, g.peer.index, g.channel)
         self.lid = int(self.params["lid"])
         self.lmc = int(self.params["lmc"])

@@ -108,7 +108,7 @@ class Gate:
     input gate and vice versa.
     """
 
-    __slots__ = ("owner", "name", "index", "kind", "peer", "channel", "outbound")
+    __slots__ = ("owner", "name", "index", "kind", "peer", "channel", "outbound", "location")
 
     def __init__(self, owner: Module, name: str, index: int | None, kind: str):
         self.owner = owner
@@ -118,6 +118,7 @@ class Gate:
         self.peer: Gate | None = None
         self.channel: Channel | None = None
         self.outbound = kind != "input"  # may send through this gate
+        self.location = None  # where its connection is declared (file:line:col)
 
     @property
     def full_name(self) -> str:

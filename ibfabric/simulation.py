@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -286,12 +287,15 @@ class Simulation:
                     raise TopologyError(f"{c.location}: '{spec.type_name}' is not a channel type")
                 ch = cls(self, spec, f"{c.src}.channel")
                 ch.ends = (a, b)
-                ch.initialize()
+                try:
+                    ch.initialize()
+                except ConfigError as exc:
+                    raise _located(exc, c.location) from None
                 self.channels.append(ch)
             for g, other in ((a, b), (b, a)):
                 if g.peer is not None:
                     raise TopologyError(f"{c.location}: gate {g.path} is connected twice")
-                g.peer, g.channel = other, ch
+                g.peer, g.channel, g.location = other, ch, c.location
         from ibfabric.components.node import IBNode
 
         self.ib_nodes = [m for m in self.root.walk() if isinstance(m, IBNode)]
@@ -301,7 +305,10 @@ class Simulation:
         for stage in range(stages):
             for m in self.root.walk():
                 if stage < m.num_init_stages():
-                    m.initialize(stage)
+                    try:
+                        m.initialize(stage)
+                    except ConfigError as exc:
+                        raise _located(exc, m.spec.location) from None
             if stage == 1:
                 self._check_buffers()
         self.dispatcher = _Dispatcher(self)
@@ -662,6 +669,14 @@ class _ProgressBar:
 
     def close(self) -> None:
         self.progress.stop()
+
+
+def _located(exc: ConfigError, location) -> ConfigError:
+    """*exc* with ``file:line:col:`` in front, unless it already starts with one."""
+    msg = str(exc)
+    if location is None or re.match(r"^\S+:\d+:\d+: ", msg):
+        return exc
+    return type(exc)(f"{location}: {msg}")
 
 
 def _override_items(overrides) -> list[tuple[str, str]]:

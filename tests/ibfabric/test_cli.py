@@ -99,6 +99,17 @@ class TestErrors:
         assert len(err.strip().splitlines()) == 1
         assert "Traceback" not in err
 
+    @pytest.mark.parametrize("body, where, message", [
+        ('a.port[1] <--> Link { width = "3x"; } <--> s.port[1];', "4:9", "'width' must be one of"),
+        ("a.port[1] <--> s.port[0];", "4:9", "port[0] is the management port"),
+    ])
+    def test_semantic_errors_found_while_building_are_located(self, capsys, tmp_path, body, where, message):
+        bad = tmp_path / "bad.ned"
+        bad.write_text("network n\n{\n    submodules: s: Switch; a: HCA; connections:\n        " + body + "\n}\n")
+        code, _, err = run(capsys, "run", str(bad))
+        assert code == 2
+        assert err.startswith(f"ibfabric: error: {bad}:{where}: ") and message in err
+
     def test_ned_syntax_error_is_file_line_col(self, capsys, tmp_path):
         bad = tmp_path / "bad.ned"
         bad.write_text("network n\n{\n    submodules:\n        a: HCA\n        b: HCA;\n}\n")
