@@ -132,13 +132,24 @@ class HcaTx(TxPort):
         return False
 
     def after_send(self, end: float) -> float:
-        if self.mgmt or not self.single:
-            return end if self.has_work() else self.idle_wake(end)
-        q = self.vbuf[0].q
-        if not q:
-            return self.idle_wake(end)
-        # a blocked head: new messages queue behind it, only credits can help
-        return self.credit_time(0, q[0].credits, end)
+        if self.mgmt:
+            return end
+        # a VL whose head lacks credits waits for them (new messages queue
+        # behind it); an empty VL may get a new message from the source
+        best = INF
+        empty = False
+        for vl, q in enumerate(self.vqueues):
+            if q:
+                t = self.credit_time(vl, q[0].credits, end)
+                if t < best:
+                    best = t
+            else:
+                empty = True
+        if empty:
+            t = self.idle_wake(end)
+            if t < best:
+                best = t
+        return best
 
     def idle_wake(self, end: float) -> float:
         src = self.source

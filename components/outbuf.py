@@ -1,9 +1,12 @@
 """Switch output ports with output buffers (``outputBufferSize > 0``).
 
-Without output buffers a switch is input-queued: a packet stays in its input
-buffer until its output link sends it, so a crossbar faster than the links
-changes nothing.  With them the crossbar moves a packet from its input
-buffer into the output port's buffer for its VL as soon as it is ready, the
+Without output buffers a switch is input-queued: a packet leaves its input
+buffer only when its output link starts sending it (the output port holds
+just the packet on its link), so a packet whose output is busy blocks the
+packets behind it in its VL (head-of-line blocking); a faster crossbar only
+frees the input's crossbar connection sooner.  With output buffers the
+crossbar moves a packet from its input buffer into the output port's buffer
+for its VL as soon as it is ready, the
 buffer has room, the input's crossbar connection is free and the output's
 crossbar port is free; the transfer takes ``L / (crossbarSpeedup x fastest
 link rate)``.  The input buffer's credits go back upstream as soon as the
@@ -38,7 +41,9 @@ class BufferedSwitchTx(SwitchTx):
         self.obuf: list[deque] = [deque() for _ in range(nvl)]
         self.wants = self.obuf  # credits matter to the packets in the output buffers
         self.obytes = [0] * nvl
-        self.ofree: list[deque] = [deque() for _ in range(nvl)]
+        #: (end, vl, bytes) of the packet on the link: its output-buffer space is
+        #: freed when it has left (only one packet is on the link at a time)
+        self.on_link: tuple[float, int, int] | None = None
         self.xbar_out_free = 0.0
         self.link_free = 0.0
         self.rr = 0
@@ -53,10 +58,10 @@ class BufferedSwitchTx(SwitchTx):
 
     def step(self, now: float) -> float:
         nxt = INF
-        ob = self.obytes
-        for vl, fq in enumerate(self.ofree):
-            while fq and fq[0][0] <= now:
-                ob[vl] -= fq.popleft()[1]
+        gone = self.on_link
+        if gone is not None and gone[0] <= now:
+            self.obytes[gone[1]] -= gone[2]
+            self.on_link = None
         if self.mcands and self.link_free <= now:
             end, t15 = self._try_vl15(now)  # VL15 first, directly from its input buffer
             if end is not None:
@@ -64,23 +69,67 @@ class BufferedSwitchTx(SwitchTx):
             elif t15 < nxt:
                 nxt = t15
         if self.xbar_out_free <= now:
-            t = self._transfer(now)
-        else:
-            t = self.xbar_out_free if any(self.cands) else INF
-        if t < nxt:
-            nxt = t
+            self._transfer(now)
         if self.link_free <= now:
-            t = self._transmit(now)
-        else:
-            t = self.link_free if any(self.obuf) else INF
+            self._transmit(now)
+        t = self._next_transfer(now if now > self.xbar_out_free else self.xbar_out_free)
         if t < nxt:
             nxt = t
-        for vl in range(self.nvl):
-            if self.cands[vl] and self.ofree[vl] and self.ofree[vl][0][0] < nxt:
-                nxt = self.ofree[vl][0][0]
+        t = self._next_transmit(now if now > self.link_free else self.link_free)
+        if t < nxt:
+            nxt = t
         if self.mcands and self.link_free > now:
             nxt = min(nxt, self.link_free)
         return nxt
+
+    def _next_transfer(self, after: float) -> float:
+        """Earliest time from *after* on when a candidate could cross into its output buffer.
+
+        A candidate's packet needs to be ready, its input's crossbar free and
+        room in its VL's buffer; room appears when the packet on the link
+        leaves (if it is of that VL) or after this port sends from that VL,
+        which is a decision it takes itself, and looks again then.
+        """
+        best = INF
+        gone = self.on_link
+        ob = self.obytes
+        for vl in range(self.nvl):
+            c = self.cands[vl]
+            if not c:
+                continue
+            room = self.ocap - ob[vl]
+            later = 0
+            if gone is not None and gone[1] == vl:
+                if gone[0] <= after:
+                    room += gone[2]
+                else:
+                    later = gone[2]
+            for buf in c:
+                p = buf.q[0]
+                t = p.ready_at
+                xf = buf.rx.xbar_free
+                if xf > t:
+                    t = xf
+                if after > t:
+                    t = after
+                if p.size > room:
+                    if p.size > room + later:
+                        continue
+                    if gone[0] > t:
+                        t = gone[0]
+                if t < best:
+                    best = t
+        return best
+
+    def _next_transmit(self, after: float) -> float:
+        """Earliest time from *after* on when a head of the output buffers could have its credits."""
+        best = INF
+        for vl, ob in enumerate(self.obuf):
+            if ob:
+                t = self.credit_time(vl, ob[0].credits, after)
+                if t < best:
+                    best = t
+        return best
 
     def sendable(self, now: float) -> bool:
         if self.link_free <= now:
@@ -89,21 +138,25 @@ class BufferedSwitchTx(SwitchTx):
                     return True
         if self.xbar_out_free <= now:
             for vl in range(self.nvl):
-                free = self.ocap - self.obytes[vl] + sum(b for t, b in self.ofree[vl] if t <= now)
+                free = self.ocap - self.obytes[vl] + self.freed_by(vl, now)
                 for buf in self.cands[vl]:
                     p = buf.q[0]
                     if max(p.ready_at, buf.rx.xbar_free) <= now and p.size <= free:
                         return True
         return False
 
+    def freed_by(self, vl: int, now: float) -> int:
+        """Bytes of VL *vl*'s output buffer that the packet on the link has freed by *now*."""
+        gone = self.on_link
+        return gone[2] if gone is not None and gone[1] == vl and gone[0] <= now else 0
+
     def try_send(self, now: float) -> float | None:  # pragma: no cover - step() drives this port
         raise NotImplementedError
 
     # ------------------------------------------------------------ crossbar
 
-    def _transfer(self, now: float) -> float:
-        """Move one ready packet into its output buffer; return when to try the next transfer."""
-        nxt = INF
+    def _transfer(self, now: float) -> None:
+        """Move one ready packet into its output buffer, if one can cross now."""
         nvl = self.nvl
         found = None
         for k in range(nvl):
@@ -124,13 +177,11 @@ class BufferedSwitchTx(SwitchTx):
                     if ob[vl] + p.size <= self.ocap:
                         found = (vl, buf, p)
                         break
-                    # no room for it: a smaller packet behind may fit; else wait for the buffer to drain
-                elif t < nxt:
-                    nxt = t
+                    # no room for it: a smaller packet behind may fit
             if found:
                 break
         if found is None:
-            return nxt
+            return
         vl, buf, p = found
         self.rr = vl + 1 if vl + 1 < nvl else 0
         self.cands[vl].remove(buf)
@@ -139,22 +190,20 @@ class BufferedSwitchTx(SwitchTx):
         p.ready_at = xend  # from here on: when the packet is wholly in the output buffer
         self.obuf[vl].append(p)
         self.obytes[vl] += p.size
-        return xend if any(self.cands) else INF
 
     # ---------------------------------------------------------------- link
 
-    def _transmit(self, now: float) -> float:
-        """Send one packet from the output buffers if one may go; return when to look again."""
-        any_ready, nxt = self.ready_heads(self.obuf, now)
+    def _transmit(self, now: float) -> None:
+        """Send one packet from the output buffers if one may go now."""
+        any_ready, _ = self.ready_heads(self.obuf, now)
         if not any_ready:
-            return nxt
+            return
         vl = 0 if self.trivial else self.arbiter.select(self.ready)
         p = self.obuf[vl].popleft()
         size = p.size
         end = now + size * self.byte_time
         if p.ready_at > end:
             end = p.ready_at
-        self.ofree[vl].append((end, size))
+        self.on_link = (end, vl, size)
         self.link_free = end
         self.launch(p, vl, now, end)
-        return end

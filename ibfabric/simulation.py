@@ -535,9 +535,9 @@ class Simulation:
                     names[key] = buf.name
                     obuf = getattr(op, "obuf", None)
                     if obuf is not None:
-                        fq = op.ofree[ovl]
-                        used = op.obytes[ovl] - sum(b for t, b in fq if t <= now)
-                        if used + p.size > op.ocap and not any(t > now for t, _ in fq):
+                        used = op.obytes[ovl] - op.freed_by(ovl, now)
+                        leaving = op.on_link is not None and op.on_link[1] == ovl and op.on_link[0] > now
+                        if used + p.size > op.ocap and not leaving:
                             nxt[key] = ("out", id(op), ovl)
                     elif isinstance(op.peer_rx, SwitchRx) and credit_starved(op, ovl, p):
                         nxt[key] = ("in", id(op.peer_rx.bufs[ovl]))
