@@ -236,10 +236,13 @@ class TxPort(salabim.Component):
 
     def process(self):
         env = self.env
+        step = self.run_step if self.check else self.step  # audits only in check mode
         while True:
             self.events += 1
             self.own_wake = INF
-            t = self.run_step(env._now)
+            self.running = True
+            t = step(env._now)
+            self.running = False
             if t == INF or self.early_at <= t:
                 yield self.passivate()  # a runner already has the next look
             else:
