@@ -81,7 +81,6 @@ class CbrSource:
         stop = self.sim.traffic_stop
         tx = self.tx
         st = self.stats
-        window = st.window
         phase, iat, ks, fields = self.phase, self.iat, self.k, self.fields
         sendq = tx.sendq
         slid = self.slid
@@ -96,10 +95,7 @@ class CbrSource:
             # positional: (slid, dlid, sl, size, credits, src, dst, created, vl, lnh, flow, msg, seq, last)
             sendq[sl].append(Packet(slid, dlid, sl, size, credits, src, dst, t, 0, 2, flow, next_id(), k, True))
             tx.queued += 1
-            st.generated += 1
-            st.generated_bytes += size
-            if t >= window:
-                st.offered_bytes += size
+            st.add_generated(1, size, t)
             ks[i] = k + 1
             heapq.heapreplace(heap, (phase[i] + (k + 1) * iat[i], i))
         self.next_time = heap[0][0] if heap and heap[0][0] <= stop else INF

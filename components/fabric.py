@@ -19,7 +19,7 @@ each connected CA port, each with a base LID and an LMC (it owns LIDs
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import networkx as nx

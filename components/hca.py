@@ -26,7 +26,7 @@ import numpy as np
 
 from ibfabric.errors import ConfigError
 
-from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode, parse_options, parse_sl2vl
+from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode
 from .packet import CREDIT_BYTES, VL15, Packet
 from .port import INF, TxPort, return_credits
 
@@ -136,16 +136,8 @@ class HcaTx(TxPort):
             return end
         # a VL whose head lacks credits waits for them (new messages queue
         # behind it); an empty VL may get a new message from the source
-        best = INF
-        empty = False
-        for vl, q in enumerate(self.vqueues):
-            if q:
-                t = self.credit_time(vl, q[0].credits, end)
-                if t < best:
-                    best = t
-            else:
-                empty = True
-        if empty:
+        best = self.heads_credit_time(self.vqueues, end)
+        if not all(self.vqueues):
             t = self.idle_wake(end)
             if t < best:
                 best = t
@@ -268,9 +260,10 @@ class TrafficSource:
         self.mean_gap = self.wire_bytes / (hca.load * rate)
         self.poisson = hca.arrival == "poisson"
         self.next_time = hca.traffic_start
-        self._gaps = np.empty(0)
-        self._dsts = np.empty(0, dtype=np.int64)
-        self._sl = np.empty(0, dtype=np.int64)
+        # the current batch of draws, as lists (indexing numpy arrays per message is slow)
+        self._gaps: list[float] = []
+        self._dsts: list[int] = []
+        self._sl: list[int] = []
         self._i = 0
         self.messages = 0
         self.lazy = len(self.sls) == 1
@@ -279,17 +272,14 @@ class TrafficSource:
     def _refill(self) -> None:
         rng = self.rng
         if self.poisson:
-            self._gaps = rng.exponential(self.mean_gap, _BATCH)
+            self._gaps = rng.exponential(self.mean_gap, _BATCH).tolist()
         else:
-            self._gaps = np.full(_BATCH, self.mean_gap)
-        self._dsts = self.pattern.destinations(self.src, rng, _BATCH)
+            self._gaps = [self.mean_gap] * _BATCH
+        self._dsts = np.asarray(self.pattern.destinations(self.src, rng, _BATCH)).tolist()
         if len(self.sls) == 1:
-            self._sl = np.full(_BATCH, self.sls[0], dtype=np.int64)
+            self._sl = self.sls * _BATCH
         else:
-            self._sl = np.asarray(self.sls)[rng.integers(0, len(self.sls), _BATCH)]
-        self._gaps_l = self._gaps.tolist()
-        self._dsts_l = self._dsts.tolist()
-        self._sl_l = self._sl.tolist()
+            self._sl = np.asarray(self.sls)[rng.integers(0, len(self.sls), _BATCH)].tolist()
         self._i = 0
 
     def _advance(self) -> None:
@@ -297,9 +287,9 @@ class TrafficSource:
         if self._i >= len(self._gaps):
             self._refill()
         i = self._i
-        self.next_time += self._gaps_l[i]
-        self._cur_dst = self._dsts_l[i]
-        self._cur_sl = self._sl_l[i]
+        self.next_time += self._gaps[i]
+        self._cur_dst = self._dsts[i]
+        self._cur_sl = self._sl[i]
         self._i = i + 1
 
     def materialize(self, now: float) -> None:
@@ -331,8 +321,8 @@ class TrafficSource:
         state is left as it was."""
         if self.next_time > now:
             return 0, 0
-        saved = (self.next_time, self._i, self._gaps, self._dsts, self._sl, self._gaps_l, self._dsts_l,
-                 self._sl_l, self._cur_dst, self._cur_sl, self.rng.bit_generator.state)
+        saved = (self.next_time, self._i, self._gaps, self._dsts, self._sl, self._cur_dst, self._cur_sl,
+                 self.rng.bit_generator.state)
         packets = nbytes = 0
         window = self.stats.window
         stop = self.sim.traffic_stop
@@ -343,8 +333,7 @@ class TrafficSource:
                 if self.next_time >= window:
                     nbytes += self.wire_bytes
             self._advance()
-        (self.next_time, self._i, self._gaps, self._dsts, self._sl, self._gaps_l, self._dsts_l,
-         self._sl_l, self._cur_dst, self._cur_sl, state) = saved
+        self.next_time, self._i, self._gaps, self._dsts, self._sl, self._cur_dst, self._cur_sl, state = saved
         self.rng.bit_generator.state = state
         return packets, nbytes
 
@@ -362,11 +351,7 @@ class TrafficSource:
             # positional: (slid, dlid, sl, size, credits, src, dst, created, vl, lnh, flow, msg, seq, last)
             q.append(Packet(slid, dlid, sl, size, (size + 63) >> 6, src, dst, t, 0, 2, 0, msg, k, k == n - 1))
         self.tx.queued += n
-        st = self.stats
-        st.generated += n
-        st.generated_bytes += self.wire_bytes
-        if t >= st.window:
-            st.offered_bytes += self.wire_bytes
+        self.stats.add_generated(n, self.wire_bytes, t)
 
 
 class HCA(IBNode):
@@ -377,7 +362,7 @@ class HCA(IBNode):
             self._read_params()
             self.rx: dict[int, HcaRx] = {}
             for port, (peer, _pp, link) in self.links.items():
-                nvl = min(self.num_vls, int(peer.params["numVLs"]))
+                nvl = self.link_vls(peer)
                 self.rx[port] = HcaRx(self, port, nvl, self.vl_buffer // CREDIT_BYTES, link.delay)
         elif stage == STAGE_WIRE:
             self.build_transmitters(lambda port, link, nvl, arb, env: HcaTx(self, port, link, nvl, arb, env))
@@ -385,15 +370,12 @@ class HCA(IBNode):
             self._start_traffic()
 
     def _read_params(self) -> None:
-        self.read_ports()
+        self.read_common()
         p = self.params
-        self.num_vls = self.int_param("numVLs", 1, 15)
         self.mtu = int(p["mtu"])
         if self.mtu not in MTUS:
             raise ConfigError(f"{self.path}: 'mtu' must be one of {MTUS} (got {self.mtu})")
         self.header_size = self.int_param("headerSize", 0, 4096)
-        self.vl_buffer = self.int_param("vlBufferSize", CREDIT_BYTES, 1 << 30)
-        self.sl2vl = parse_sl2vl(str(p["sl2vl"]), self.path)
         prio = str(p["slPriority"]).replace(",", " ").split()
         try:
             order = [int(s) for s in prio]
@@ -482,7 +464,7 @@ class HCA(IBNode):
         if p.slid == 0:
             p.slid = self.lid
         p.created = self.sim.now
-        self.sim.count_generated(1, p.size, p.created)
+        self.sim.stats.add_generated(1, p.size, p.created)
         self.tx[port].enqueue(p)
 
 

@@ -6,6 +6,7 @@ from ibfabric.errors import ConfigError
 from ibfabric.kernel import Module
 
 from .link import Link
+from .packet import CREDIT_BYTES
 
 __all__ = ["IBNode", "parse_sl2vl", "parse_options", "parse_vlarb"]
 
@@ -28,6 +29,18 @@ class IBNode(Module):
 
     def num_init_stages(self) -> int:
         return STAGE_TRAFFIC + 1
+
+    def read_common(self) -> None:
+        """Read what switches and channel adapters share: ports, LID/LMC, ``numVLs``,
+        ``vlBufferSize`` and ``sl2vl``."""
+        self.read_ports()
+        self.num_vls = self.int_param("numVLs", 1, 15)
+        self.vl_buffer = self.int_param("vlBufferSize", CREDIT_BYTES, 1 << 30)
+        self.sl2vl = parse_sl2vl(str(self.params["sl2vl"]), self.path)
+
+    def link_vls(self, peer: "IBNode") -> int:
+        """Operational data VLs of a link to *peer*: the smaller count of both ends."""
+        return min(self.num_vls, int(peer.params["numVLs"]))
 
     def read_ports(self) -> None:
         """Collect the connected ports and check what is attached to them."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections import deque
 
-from .packet import VL15
 from .port import INF
 from .switch import SwitchTx, cross
 
@@ -75,7 +74,7 @@ class BufferedSwitchTx(SwitchTx):
         t = self._next_transfer(now if now > self.xbar_out_free else self.xbar_out_free)
         if t < nxt:
             nxt = t
-        t = self._next_transmit(now if now > self.link_free else self.link_free)
+        t = self.heads_credit_time(self.obuf, now if now > self.link_free else self.link_free)
         if t < nxt:
             nxt = t
         if self.mcands and self.link_free > now:
@@ -117,16 +116,6 @@ class BufferedSwitchTx(SwitchTx):
                         continue
                     if gone[0] > t:
                         t = gone[0]
-                if t < best:
-                    best = t
-        return best
-
-    def _next_transmit(self, after: float) -> float:
-        """Earliest time from *after* on when a head of the output buffers could have its credits."""
-        best = INF
-        for vl, ob in enumerate(self.obuf):
-            if ob:
-                t = self.credit_time(vl, ob[0].credits, after)
                 if t < best:
                     best = t
         return best

@@ -10,8 +10,9 @@ wake-up at which it picks the packet) and sleeps otherwise:
 - **waiting** (scheduled) until a known time: the end of the current
   transmission, the moment a candidate's routing is done, the arrival of
   returned credits, or its source's next packet.  A poke for an earlier
-  time re-arms it, which salabim does by rescanning its event list, so the
-  design keeps such pokes rare: deliveries carry future timestamps
+  time is served by a runner from the simulation's :class:`RunnerPool`
+  instead of re-arming the port (salabim would rescan its event list), and
+  the design keeps such pokes rare: deliveries carry future timestamps
   (``head_at``, ``ready_at``, credit-return times) instead of extra events.
 
 A packet is handed to the next input buffer the moment its first bit leaves
@@ -309,6 +310,16 @@ class TxPort(salabim.Component):
         subclass may return INF when only a poke can make one sendable.
         """
         return end if self.has_work() else self.idle_wake(end)
+
+    def heads_credit_time(self, queues: list, after: float) -> float:
+        """First time from *after* on when the head of one of the per-VL FIFOs *queues* has its credits."""
+        best = INF
+        for vl, q in enumerate(queues):
+            if q:
+                t = self.credit_time(vl, q[0].credits, after)
+                if t < best:
+                    best = t
+        return best
 
     def credit_time(self, vl: int, need: int, end: float) -> float:
         """First time from *end* on when VL *vl* has *need* credits, counting the

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from ibfabric.errors import ConfigError
 
-from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options, parse_sl2vl
+from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options
 from .packet import CREDIT_BYTES, VL15
 from .port import INF, InputBuffer, TxPort, return_credits
 from .tables import NO_PORT
@@ -359,7 +359,7 @@ class Switch(IBNode):
             self._read_params()
             self.rx: dict[int, SwitchRx] = {}
             for port, (peer, _pp, link) in self.links.items():
-                nvl = min(self.num_vls, int(peer.params["numVLs"]))
+                nvl = self.link_vls(peer)
                 self.rx[port] = SwitchRx(
                     self, port, nvl, self.vl_buffer // CREDIT_BYTES, self.vl15_buffer // CREDIT_BYTES, link.delay
                 )
@@ -367,9 +367,8 @@ class Switch(IBNode):
             self._build_transmitters()
 
     def _read_params(self) -> None:
-        self.read_ports()
+        self.read_common()
         p = self.params
-        self.num_vls = self.int_param("numVLs", 1, 15)
         self.routing_delay = float(p["routingDelay"])
         self.arbitration_delay = float(p["arbitrationDelay"])
         for name, v in (("routingDelay", self.routing_delay), ("arbitrationDelay", self.arbitration_delay)):
@@ -379,10 +378,8 @@ class Switch(IBNode):
         self.speedup = float(p["crossbarSpeedup"])
         if not self.speedup > 0:
             raise ConfigError(f"{self.path}: 'crossbarSpeedup' must be > 0 (got {self.speedup})")
-        self.vl_buffer = self.int_param("vlBufferSize", CREDIT_BYTES, 1 << 30)
         self.vl15_buffer = self.int_param("vl15BufferSize", CREDIT_BYTES, 1 << 30)
         self.out_buffer = self.int_param("outputBufferSize", 0, 1 << 30)
-        self.sl2vl = parse_sl2vl(str(p["sl2vl"]), self.path)
         plugins = self.sim.plugins
         self.dropper = plugins.packet_droppers.get(str(p["dropper"])).create(
             parse_options(str(p["dropperOptions"]), self.path, "dropperOptions"), self.rng, where=self.path
