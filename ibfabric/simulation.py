@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import salabim
 
-from ibfabric.errors import ConfigError, DeadlockError, IbfabricError, TopologyError
+from ibfabric.errors import ConfigError, DeadlockError, TopologyError
 from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng
 from ibfabric.plugins.manager import PluginSet
 from ibfabric.signals import Recorder, SignalBus
@@ -442,12 +442,6 @@ class Simulation:
 
     # ------------------------------------------------------ accounting
 
-    def count_generated(self, n: int, nbytes: int, t: float) -> None:
-        self.stats.add_generated(n, nbytes, t)
-
-    def count_injected(self, p) -> None:
-        self.stats.injected += 1
-
     def deliver(self, p, t: float, node) -> None:
         """Record *p*, whose last bit reaches *node* at *t* (at or after now)."""
         self.stats.add_delivery(p, t)
@@ -696,7 +690,7 @@ def _override_items(overrides) -> list[tuple[str, str]]:
 def _literal(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
-    return repr(v) if not isinstance(v, str) else v
+    return repr(v)
 
 
 def load(topology: str | os.PathLike, **kwargs: Any) -> Simulation:
@@ -705,7 +699,4 @@ def load(topology: str | os.PathLike, **kwargs: Any) -> Simulation:
         path = Path(topology)
         if not path.exists():
             raise ConfigError(f"{topology}: no such file")
-    try:
-        return Simulation(topology, **kwargs)
-    except IbfabricError:
-        raise
+    return Simulation(topology, **kwargs)
