@@ -27,7 +27,7 @@ from ibfabric.ned_like.model import (
     Value,
 )
 from ibfabric.ned_like.connect import Connector, check_channel_chains
-from ibfabric.ned_like.params import AssignLevel, Params, override_value
+from ibfabric.ned_like.params import AssignLevel, Params, find_assignment, override_value
 from ibfabric.ned_like.patterns import OverrideSet, is_literal
 
 __all__ = ["MAX_VECTOR_SIZE", "Built", "Elaborator", "Gate"]
@@ -229,14 +229,13 @@ class Elaborator:
         if found is not None:
             value = override_value(found[0], found[1], "string", None, "typename", tpath)
             return value.value, Location(f"<override {found[0]}>", 1, 1)
-        for level in levels:
-            plain, default = level.find(tpath, "typename")
-            entry = plain or default
-            if entry is not None:
-                v = evaluate(entry.assign.value, entry.scope)
-                if type(v.value) is not str:
-                    raise NedError(f"typename must be a string, got {v.ned()}", entry.assign.value.loc)
-                return v.value, entry.assign.value.loc
+        plain, default = find_assignment(levels, tpath, "typename")
+        entry = plain or default
+        if entry is not None:
+            v = evaluate(entry.assign.value, entry.scope)
+            if type(v.value) is not str:
+                raise NedError(f"typename must be a string, got {v.ned()}", entry.assign.value.loc)
+            return v.value, entry.assign.value.loc
         if sm.like_expr is None:
             raise NedError(
                 f"no type for {sub_path} ('<> like {sm.like.name}'): assign its typename", sm.like_loc

@@ -28,7 +28,7 @@ from ibfabric.ned_like.model import Location, Value
 from ibfabric.ned_like.parser import parse_expression
 from ibfabric.ned_like.patterns import OverrideSet, compile_pattern, is_literal
 
-__all__ = ["AssignLevel", "Params", "override_value"]
+__all__ = ["AssignLevel", "Params", "find_assignment", "override_value"]
 
 
 @attrs.frozen
@@ -102,6 +102,20 @@ def override_value(pattern: str, text: str, ptype: str, unit: str | None, name: 
         return coerce(value, ptype, unit, name, Location(fname, 1, 1))
     except NedError as e:
         raise NedError(f"{e.message} (for {path})", e.location) from None
+
+
+def find_assignment(levels, ppath: str, name: str) -> tuple[_Entry | None, _Entry | None]:
+    """``(plain, default)``: the deep assignments of parameter path *ppath* over
+    *levels* (outermost first).  A plain assignment at any level beats every
+    ``default(...)``; the outermost of each kind wins.  At most one is not None."""
+    default = None
+    for level in levels:
+        p, d = level.find(ppath, name)
+        if p is not None:
+            return p, None
+        if d is not None and default is None:
+            default = d
+    return None, default
 
 
 class Params:
@@ -205,14 +219,9 @@ class Params:
             found = self.overrides.find(ppath)
             if found is not None:
                 return override_value(found[0], found[1], spec.decl.type, spec.decl.unit, name, ppath)
-        plain = default = None
-        for level in self.levels:
-            p, d = level.find(ppath, name)
-            if p is not None:
-                plain = (p.assign, p.scope)
-                break
-            if d is not None and default is None:
-                default = (d.assign, d.scope)
+        p, d = find_assignment(self.levels, ppath, name)
+        plain = (p.assign, p.scope) if p is not None else None
+        default = (d.assign, d.scope) if d is not None else None
         if plain is None and name in self._body:
             a = self._body[name]
             if not a.is_default:

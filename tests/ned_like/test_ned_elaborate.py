@@ -369,6 +369,16 @@ class TestLike:
         net = elaborate(src, overrides={"**.host[0].typename": "Fancy"})
         assert [m.type_name for m in net.simple_modules()] == ["Fancy", "Fancy"]
 
+    def test_typename_plain_beats_outer_default(self):
+        # as for every parameter: a plain assignment at any level beats each default(...)
+        src = """
+        simple Fancy like IHost { gates: inout port[2]; }
+        module Outer { parameters: h.typename = "Fancy"; submodules: h: <> like IHost; }
+        network n { parameters: o.h.typename = default("HCA"); submodules: o: Outer; }
+        """
+        assert [m.type_name for m in elaborate(src).simple_modules()] == ["Fancy"]
+        assert [m.type_name for m in elaborate(src.replace('default("HCA")', '"HCA"')).simple_modules()] == [f"{IB}.HCA"]
+
     def test_type_that_does_not_implement_the_interface(self):
         e = error_of(self.SRC.replace('"HCA"', '"Plain"'))
         assert e.message == "type 'Plain' does not implement 'IHost'"
