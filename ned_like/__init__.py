@@ -99,7 +99,7 @@ def elaborate(
     NedError
         For any syntax or semantic error, at its location.
     """
-    lib = (library if library is not None else TypeLibrary.default()).copy()
+    lib = library.copy() if library is not None else TypeLibrary.default()
     path = None
     if isinstance(source, ast.NedFile):
         nedfile = source
@@ -109,6 +109,7 @@ def elaborate(
         path = Path(source)
         lib.add_search_dir(path.parent)
         nedfile = parse(path.read_text(encoding="utf-8"), filename or str(path))
+        lib.add_scanned(path, nedfile)
     else:
         raise TypeError(f"source must be NED text, a parsed file or a path, not {type(source).__name__}")
     lib.add_parsed(nedfile)

@@ -239,9 +239,7 @@ class Connector:
             if a.is_deep:
                 raise NedError(f"a channel body cannot have deep assignments ('{a.pattern}')", a.loc)
         eff = lib.effective(decl.qualname)
-        ref = src.ref()
-        path = f"{ref.path}.{ref.gate}" + (f"${ref.half}" if ref.half else "")
-        path += (f"[{ref.index}]" if ref.index is not None else "") + ".channel"
+        path = f"{src.ref()}.channel"
         params = Params(
             eff, path, f"channel {path} ({decl.simple_name})", spec.loc, levels=self.levels,
             body=spec.params, body_scope=scope, overrides=self.elab.overrides,

@@ -61,7 +61,6 @@ class Built:
     instance: ModuleInstance
     gates: dict[str, Gate]
     params: Params
-    kind: str
 
     def final(self) -> ModuleInstance:
         return attrs.evolve(self.instance, gates=tuple(g.model() for g in self.gates.values()))
@@ -71,14 +70,9 @@ class Built:
 class SubEntry:
     """A submodule declaration of a compound instance, with its elements."""
 
-    decl: ast.Submodule
     present: bool
     size: int | None  # None for a scalar submodule
     elements: dict = attrs.field(factory=dict)  # index (None for scalar) -> Built
-
-
-def short(qualname: str) -> str:
-    return qualname.rpartition(".")[2]
 
 
 class Elaborator:
@@ -133,12 +127,11 @@ class Elaborator:
         values = params.all()
         self.param_paths.update(f"{path}.{p}" for p in values)
         gates = self._gates(eff, params, body, body_scope, label)
-        kind = "compound" if eff.is_compound else "simple"
         instance = ModuleInstance(
-            path=path, name=name, type_name=eff.qualname, kind=kind, index=index,
+            path=path, name=name, type_name=eff.qualname, kind="compound" if eff.is_compound else "simple", index=index,
             vector_size=vector_size, params=values, location=loc,
         )
-        built = Built(instance, gates, params, kind)
+        built = Built(instance, gates, params)
         if eff.is_compound:
             self._compound(eff, built, levels)
         return built
@@ -173,7 +166,7 @@ class Elaborator:
             subparam=lambda m, i, n, loc: self._subparam(subs, m, i, n, loc),
         )
         deep = [(f"{path}.{a.pattern}", a, scope) for a, _ in eff.deep]
-        self._literal_checks.extend((p, a) for p, a, _ in deep if _literal(p))
+        self._literal_checks.extend((p, a) for p, a, _ in deep if is_literal(p))
         here = levels + [AssignLevel(deep)] if deep else list(levels)
         for sm, owner in eff.submodules:
             subs[sm.name] = self._submodule(sm, owner, path, scope, here)
@@ -188,17 +181,17 @@ class Elaborator:
         if sm.condition is not None:
             present = to_bool(evaluate(sm.condition, scope), "the condition of a submodule", sm.condition.loc)
             if not present:
-                return SubEntry(sm, False, None)
+                return SubEntry(False, None)
         size = None
         if sm.vector is not None:
             size = _size(evaluate(sm.vector, scope), f"submodule vector '{sm.name}'", sm.vector.loc)
-        entry = SubEntry(sm, True, size)
+        entry = SubEntry(True, size)
         for index in range(size) if size is not None else (None,):
             sub_path = f"{path}.{sm.name}" if index is None else f"{path}.{sm.name}[{index}]"
             body_scope = scope.with_index(index)
             eff = self.lib.effective(self._submodule_type(sm, owner, sub_path, body_scope, levels))
             deep = [(f"{sub_path}.{a.pattern}", a, body_scope) for a in sm.params if a.is_deep]
-            self._literal_checks.extend((p, a) for p, a, _ in deep if _literal(p))
+            self._literal_checks.extend((p, a) for p, a, _ in deep if is_literal(p))
             entry.elements[index] = self.instantiate(
                 eff, path=sub_path, name=sm.name, index=index, vector_size=size, loc=sm.loc,
                 levels=levels + [AssignLevel(deep)] if deep else levels, body=sm, body_scope=body_scope,
@@ -287,7 +280,3 @@ def _size(value: Value, what: str, loc: Location) -> int:
     if not 0 <= size <= MAX_VECTOR_SIZE:
         raise NedError(f"the size of {what} must be from 0 to {MAX_VECTOR_SIZE}, got {size}", loc)
     return size
-
-
-def _literal(path: str) -> bool:
-    return is_literal(path)

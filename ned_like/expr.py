@@ -135,18 +135,19 @@ class Scope:
         self.sizeof = sizeof
         self.subparam = subparam
 
+    def replace(self, **changes) -> Scope:
+        """This scope with the given fields replaced."""
+        fields = dict(params=self.params, vars=self.vars, index=self.index, this=self.this,
+                      sizeof=self.sizeof, subparam=self.subparam)
+        fields.update(changes)
+        return Scope(**fields)
+
     def with_vars(self, vars: dict[str, Value]) -> Scope:
         """This scope with loop variables *vars* added."""
-        return Scope(
-            params=self.params, vars={**self.vars, **vars}, index=self.index,
-            this=self.this, sizeof=self.sizeof, subparam=self.subparam,
-        )
+        return self.replace(vars={**self.vars, **vars})
 
     def with_index(self, index: int | None) -> Scope:
-        return Scope(
-            params=self.params, vars=self.vars, index=index,
-            this=self.this, sizeof=self.sizeof, subparam=self.subparam,
-        )
+        return self.replace(index=index)
 
 
 EMPTY_SCOPE = Scope()

@@ -170,6 +170,10 @@ class TypeLibrary:
         if path not in self._search_dirs:
             self._search_dirs.append(path)
 
+    def add_scanned(self, path: str | os.PathLike, nedfile: ast.NedFile) -> None:
+        """Record that the file at *path* (in a search directory) parses to *nedfile*, so a scan does not parse it again."""
+        self._scanned[Path(path)] = nedfile
+
     # ------------------------------------------------------------ queries
 
     def __contains__(self, qualname: str) -> bool:

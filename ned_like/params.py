@@ -36,7 +36,6 @@ class _Entry:
     order: int
     assign: ast.ParamAssign
     scope: Scope
-    path: str  # the absolute pattern
 
 
 class AssignLevel:
@@ -51,10 +50,8 @@ class AssignLevel:
         self.literal: dict[str, list[_Entry]] = {}
         self._wild_by_name: dict[str, list[tuple[_Entry, object]]] = {}
         self._wild_any: list[tuple[_Entry, object]] = []
-        self.entries: list[_Entry] = []
         for order, (path, assign, scope) in enumerate(items):
-            entry = _Entry(order, assign, scope, path)
-            self.entries.append(entry)
+            entry = _Entry(order, assign, scope)
             if is_literal(path):
                 self.literal.setdefault(path, []).append(entry)
                 continue
@@ -64,9 +61,6 @@ class AssignLevel:
                 self._wild_any.append((entry, regex))
             else:
                 self._wild_by_name.setdefault(last, []).append((entry, regex))
-
-    def __bool__(self) -> bool:
-        return bool(self.entries)
 
     def find(self, path: str, name: str) -> tuple[_Entry | None, _Entry | None]:
         """The first plain and the first ``default(...)`` assignment matching *path*."""
@@ -162,7 +156,6 @@ class Params:
         self.path = path
         self.label = label
         self.loc = loc
-        self.index = index
         self.levels = levels
         self.overrides = overrides
         self.fixed = fixed or {}
@@ -176,10 +169,7 @@ class Params:
             self._body[a.pattern] = a
         self._body_scope = None
         if body_scope is not None:
-            self._body_scope = Scope(
-                params=body_scope.params, vars=body_scope.vars, index=body_scope.index,
-                this=self.this, sizeof=body_scope.sizeof, subparam=body_scope.subparam,
-            )
+            self._body_scope = body_scope.replace(this=self.this)
 
     def lookup(self, name: str) -> Value | None:
         """The value of parameter *name*, or None if the type has no such parameter."""

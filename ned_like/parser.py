@@ -578,14 +578,8 @@ def _run(text: str, filename: str, start: str):
     _state.filename = filename
     try:
         return _lark().parse(text, start=start)
-    except NedError:
-        raise
     except lark.exceptions.UnexpectedInput as e:
         raise _syntax_error(e, text, filename) from None
-    except lark.exceptions.VisitError as e:  # pragma: no cover - the builder runs inside the parser
-        if isinstance(e.orig_exc, NedError):
-            raise e.orig_exc from None
-        raise
 
 
 def parse(text: str, filename: str = "<string>") -> ast.NedFile:

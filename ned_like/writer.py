@@ -38,15 +38,13 @@ from ibfabric.ned_like.model import (
     Connection,
     ElaboratedNetwork,
     GateRef,
-    Location,
     ModuleInstance,
     Value,
 )
-from ibfabric.ned_like.writer_types import DefaultFinder, TypeInfo, collect_types, value_key
+from ibfabric.ned_like.writer_types import _WRITER, DefaultFinder, TypeInfo, collect_types, value_key
 
 __all__ = ["write_ned"]
 
-_WRITER = Location("<write_ned>", 0, 0)
 _INDENT = "    "
 
 
@@ -178,10 +176,7 @@ class _Writer:
     @staticmethod
     def _rel(m: ModuleInstance, ref: GateRef) -> str:
         """*ref* as written inside compound module *m*."""
-        text = ref.gate + (f"${ref.half}" if ref.half else "") + (f"[{ref.index}]" if ref.index is not None else "")
-        if ref.path == m.path:
-            return text
-        return ref.path[len(m.path) + 1 :] + "." + text
+        return str(ref)[len(m.path) + 1 :]
 
     def _channel_params(self, ch: ChannelInstance) -> list[tuple[str, Value]]:
         info = self.types[ch.type_name]
@@ -365,9 +360,9 @@ class _Writer:
                 out += self._render_synth(info) + [""]
         for sid, rep in enumerate(self.shapes):
             out += self._render_compound(
-                "module", self._decl_name(self.generated[sid]), rep, self.gen_likes[sid], rep.path, [], {}
+                "module", self._decl_name(self.generated[sid]), rep, self.gen_likes[sid], [], {}
             ) + [""]
-        out += self._render_compound("network", self.root.name, self.root, [], self.root.path, deep_lines, body_params)
+        out += self._render_compound("network", self.root.name, self.root, [], deep_lines, body_params)
         return "\n".join(out) + "\n"
 
     def _likes(self, likes: list[str]) -> str:
@@ -387,7 +382,7 @@ class _Writer:
         out.append("}")
         return out
 
-    def _render_compound(self, keyword, name, m: ModuleInstance, likes, owner_key, deep_lines, body_params):
+    def _render_compound(self, keyword, name, m: ModuleInstance, likes, deep_lines, body_params):
         out = [f"{keyword} {name}{self._likes(likes)}", "{"]
         if deep_lines:
             out.append(_INDENT + "parameters:")
@@ -402,7 +397,7 @@ class _Writer:
             out.append(_INDENT + "submodules:")
             for gname, size, elems in groups:
                 key = gname + ("[*]" if size is not None else "")
-                out += self._render_submodule(m, owner_key, gname, size, elems, body_params.get(key, ()))
+                out += self._render_submodule(m, gname, size, elems, body_params.get(key, ()))
         if m.connections:
             out.append(_INDENT + "connections allowunconnected:")
             out += [_INDENT * 2 + self._render_connection(m, c) for c in m.connections]
@@ -414,9 +409,9 @@ class _Writer:
             return self.generated[self.shape_of[e.path]]
         return e.type_name
 
-    def _render_submodule(self, m, owner_key, name, size, elems, params) -> list[str]:
+    def _render_submodule(self, m, name, size, elems, params) -> list[str]:
         head = name if size is None else f"{name}[{size}]"
-        iface = self.vector_like.get((owner_key, name))
+        iface = self.vector_like.get((m.path, name))
         if iface is None:
             type_text = self.ref(self._type_text(elems[0]))
         else:
