@@ -127,9 +127,18 @@ def parse_vlarb(text: str, owner: str, name: str) -> tuple[tuple[int, int], ...]
 
 
 def parse_options(text: str, owner: str, name: str) -> dict[str, str]:
-    """``'root=1 father=random'`` (or comma-separated) -> {'root': '1', 'father': 'random'}."""
+    """``'root=1 father=random'`` (or comma-separated) -> {'root': '1', 'father': 'random'}.
+
+    A comma separates options only when every piece is a ``key=value``, so a
+    value may hold commas: ``'fathers=6:3,10:6'`` is one option, as with
+    ``ibfabric routes --set``.
+    """
     out: dict[str, str] = {}
-    for item in text.replace(",", " ").split():
+    items = []
+    for word in text.split():
+        pieces = word.split(",")
+        items.extend(pieces if all("=" in piece for piece in pieces if piece) else [word])
+    for item in filter(None, items):
         k, sep, v = item.partition("=")
         if not sep or not k:
             raise ConfigError(f"{owner}: '{name}' must be 'key=value ...' (got {item!r})")

@@ -87,3 +87,23 @@ class TestForwardingTables:
         g = small().with_lids()
         with pytest.raises(ValueError, match="lft must have shape"):
             ForwardingTables(g, np.zeros((2, 3), dtype=np.uint8))
+
+
+class TestParseOptions:
+    def test_spaces_and_commas_separate_options(self):
+        from ibfabric.components.node import parse_options
+
+        assert parse_options("root=1 father=random", "x", "o") == {"root": "1", "father": "random"}
+        assert parse_options("root=1,father=random", "x", "o") == {"root": "1", "father": "random"}
+
+    def test_a_value_may_hold_commas(self):
+        from ibfabric.components.node import parse_options
+
+        assert parse_options("fathers=6:3,10:6 root=1", "x", "o") == {"fathers": "6:3,10:6", "root": "1"}
+
+    def test_a_bare_word_is_an_error(self):
+        from ibfabric.components.node import parse_options
+        from ibfabric.errors import ConfigError
+
+        with pytest.raises(ConfigError, match="'o' must be 'key=value ...' \\(got 'oops'\\)"):
+            parse_options("root=1 oops", "x", "o")

@@ -61,6 +61,14 @@ class TestRun:
         code, _, err = run(capsys, "run", FIG1, "--routing", "updn", "--set", "bogus=1", "--time", "20us")
         assert code == 2 and "bogus" in err
 
+    def test_option_values_may_hold_commas(self, capsys):
+        # `run` takes the same routing options as `routes`: Fig. 8's fathers give 7 default ports
+        code, out, err = run(capsys, "run", FIG1, "--routing", "pira", "--set", "fathers=6:3,10:6", "--time", "20us",
+                             "--json")
+        assert code == 0, err
+        s = json.loads(out)
+        assert s["routing"] == "pira" and s["packets_delivered"] > 0
+
     def test_same_seed_same_numbers(self, capsys):
         outs = []
         for _ in range(2):
