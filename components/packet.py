@@ -56,9 +56,6 @@ class Packet:
     msg: int = -1
     seq: int = 0
     last: bool = True
-    path_bits: int = 0
-    adaptive: bool = False
-    mgroup: int = -1
     injected: float = 0.0
     head_at: float = 0.0
     tail_at: float = 0.0
@@ -66,7 +63,6 @@ class Packet:
     out_port: object = None
     out_vl: int = 0
     hops: int = 0
-    payload: object = None
 
     @classmethod
     def make(cls, slid: int, dlid: int, size: int, *, sl: int = 0, **kw) -> "Packet":

@@ -399,7 +399,6 @@ class EventQueue:
     def __init__(self) -> None:
         self.heap: list[EventHandle] = []
         self._seq = itertools.count()
-        self.count = 0
 
     def push(self, time: float, fn: Callable, args: tuple) -> EventHandle:
         h = EventHandle(time, next(self._seq), fn, args)
@@ -413,9 +412,5 @@ class EventQueue:
         return heap[0].time if heap else math.inf
 
     def pop_due(self, now: float) -> EventHandle | None:
-        heap = self.heap
-        while heap and heap[0].cancelled:
-            heapq.heappop(heap)
-        if heap and heap[0].time <= now:
-            return heapq.heappop(heap)
-        return None
+        """The next call due by *now* (cancelled ones are skipped), or None."""
+        return heapq.heappop(self.heap) if self.next_time() <= now else None

@@ -6,8 +6,11 @@ What gets recorded is configuration, not model code: ::
 
     sim.record("packetReceived", "count", "mean", "max", "histogram", modules="**.h*")
 
-creates one set of collectors per matching module, whose values become the
-run's scalars (``module, statistic, value`` rows).
+creates one set of collectors per matching module.  Their count, sum,
+mean, min, max and stddev become the run's scalars (``module, statistic,
+value`` rows); histograms and vectors stay with the recorder, per module:
+``rec.per_module[path].hist`` (counts per bin of ``edges``, with underflow
+first and overflow last) and ``rec.per_module[path].vector()``.
 
 Hot-path components only emit a signal when somebody listens to it: they
 ask :meth:`SignalBus.listened` once, when the run starts.

@@ -219,7 +219,7 @@ class Simulation:
         return lib
 
     def _elaborate(self, topology, overrides, optional, network):
-        from ibfabric.ned_like import NedError, OverrideSet
+        from ibfabric.ned_like import OverrideSet
         from ibfabric.ned_like.model import ElaboratedNetwork
         from ibfabric.topologies import load_network
 
@@ -232,10 +232,7 @@ class Simulation:
                 raise ConfigError("parameter overrides need a topology file or text, not an elaborated network")
             net = topology
         else:
-            try:
-                net = load_network(topology, network=network, library=self.library, overrides=ov)
-            except NedError as exc:
-                raise TopologyError(str(exc)) from None
+            net = load_network(topology, network=network, library=self.library, overrides=ov)
         self._overrides = ov
         net = self._with_subnet_manager(net, ov)
         unused = [p for p in ov.unused() if p in patterns]

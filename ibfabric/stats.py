@@ -26,7 +26,6 @@ class PacketStats:
     def __init__(self, window: float = 0.0):
         self.window = window
         self.generated = 0
-        self.generated_bytes = 0
         self.offered_bytes = 0  # bytes of messages created in the window
         self.injected = 0
         self.dropped: Counter[str] = Counter()
@@ -45,7 +44,6 @@ class PacketStats:
 
     def add_generated(self, n: int, nbytes: int, t: float) -> None:
         self.generated += n
-        self.generated_bytes += nbytes
         if t >= self.window:
             self.offered_bytes += nbytes
 

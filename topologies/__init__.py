@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ibfabric.errors import ConfigError, TopologyError
 
-__all__ = ["detect_format", "load_network", "load_fabric", "read_topology_text", "shipped", "SHIPPED"]
+__all__ = ["detect_format", "load_network", "load_fabric", "shipped", "SHIPPED"]
 
 #: Topologies shipped in this package (name -> file name).
 SHIPPED = {
@@ -54,23 +54,6 @@ def _resolve(source) -> tuple[Path | None, str | None]:
     return None, str(source)
 
 
-def read_topology_text(source) -> tuple[str, str]:
-    """``(ned_text, filename)`` of a topology (ibnetdiscover dumps converted to NED)."""
-    from .ibnetdiscover import ibnetdiscover_to_ned
-
-    path, text = _resolve(source)
-    filename = "<string>"
-    if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise TopologyError(f"{source}: not a text file") from None
-        filename = str(source)
-    if detect_format(text) == "ibnetdiscover":
-        text = ibnetdiscover_to_ned(text, filename)
-    return text, filename
-
-
 def load_network(source, *, network: str | None = None, library=None, overrides=None):
     """Elaborate a topology (path, NED text or ibnetdiscover text) into an ElaboratedNetwork.
 
@@ -86,15 +69,21 @@ def load_network(source, *, network: str | None = None, library=None, overrides=
     """
     from ibfabric.ned_like import elaborate
 
-    path, _ = _resolve(source)
+    from .ibnetdiscover import ibnetdiscover_to_ned
+
+    path, text = _resolve(source)
+    filename = "<string>"
     if path is not None:
         try:
-            head = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise TopologyError(f"{source}: not a text file") from None
-        if detect_format(head) == "ned":
-            return elaborate(path, network=network, library=library, overrides=overrides)
-    text, filename = read_topology_text(source)
+        filename = str(source)
+    kind = detect_format(text)
+    if kind == "ned" and path is not None:
+        return elaborate(path, network=network, library=library, overrides=overrides)
+    if kind == "ibnetdiscover":
+        text = ibnetdiscover_to_ned(text, filename)
     return elaborate(text, network=network, library=library, overrides=overrides, filename=filename)
 
 

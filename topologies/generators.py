@@ -317,5 +317,5 @@ def to_ibsim(fabric: FabricGraph) -> str:
     return "\n".join(out)
 
 
-#: Generator name -> function, as the ``topo generate`` command offers them.
+#: Generator name -> function: the kinds the ``topo generate`` command offers.
 KINDS = {"irregular": irregular, "fattree": fat_tree, "mesh": mesh, "torus": torus, "hypercube": hypercube}

@@ -20,7 +20,9 @@ def _dims(text: str) -> tuple[int, ...]:
 
 def add_arguments(subparsers) -> argparse.ArgumentParser:
     """Mount ``generate`` on the ``topo`` command's subparsers."""
-    p = subparsers.add_parser("generate", help="generate a topology (irregular, fattree, mesh, torus, hypercube)",
+    from ibfabric.topologies.generators import KINDS
+
+    p = subparsers.add_parser("generate", help=f"generate a topology ({', '.join(KINDS)})",
                               description="Write a generated topology as a .ned network (or an ibsim net file).")
     kinds = p.add_subparsers(dest="kind", metavar="KIND")
 
@@ -30,7 +32,7 @@ def add_arguments(subparsers) -> argparse.ArgumentParser:
         k.add_argument("--format", choices=("ned", "ibsim"), default="ned", help="output format (default ned)")
         k.add_argument("--width", default="4x", help="link width (default 4x)")
         k.add_argument("--speed", default="QDR", help="link speed (default QDR)")
-        k.set_defaults(_topo=run, _run_generate=run)
+        k.set_defaults(_topo=run)
 
     k = kinds.add_parser("irregular", help="random irregular fabric, as the papers generate them")
     k.add_argument("--switches", type=int, required=True, metavar="N")
@@ -53,7 +55,7 @@ def add_arguments(subparsers) -> argparse.ArgumentParser:
     k.add_argument("--dim", type=int, required=True, metavar="D", help="dimension (2**D switches)")
     k.add_argument("--hosts-per-switch", type=int, default=1, metavar="H")
     common(k)
-    p.set_defaults(_topo=run, _run_generate=run, kind=None)
+    p.set_defaults(_topo=run, kind=None)
     return p
 
 
@@ -62,7 +64,7 @@ def build(args):
     from ibfabric.topologies import generators as gen
 
     if getattr(args, "kind", None) is None:
-        raise ConfigError("topo generate needs a KIND (irregular, fattree, mesh, torus, hypercube)")
+        raise ConfigError(f"topo generate needs a KIND ({', '.join(gen.KINDS)})")
     link = {"width": args.width, "speed": args.speed}
     try:
         if args.kind == "irregular":
@@ -78,7 +80,7 @@ def build(args):
             return gen.hypercube(args.dim, hosts_per_switch=args.hosts_per_switch, **link), f"hypercube{args.dim}"
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    raise ConfigError(f"unknown topology kind '{args.kind}' (valid: irregular, fattree, mesh, torus, hypercube)")
+    raise ConfigError(f"unknown topology kind '{args.kind}' (valid: {', '.join(gen.KINDS)})")
 
 
 def run(args) -> int:
@@ -87,9 +89,9 @@ def run(args) -> int:
     fabric, default = build(args)
     text = to_ned(fabric, name=args.name or default) if args.format == "ned" else to_ibsim(fabric)
     if args.output:
-        from pathlib import Path
+        from ibfabric.results import write_atomic
 
-        Path(args.output).write_text(text)
+        write_atomic(args.output, text)
         print(f"wrote {args.output}: {len(fabric.switches)} switches, {len(fabric.cas)} hosts, {len(fabric.links)} links")
     else:
         sys.stdout.write(text)

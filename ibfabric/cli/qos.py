@@ -16,7 +16,7 @@ from typing import Any
 from ibfabric.errors import ConfigError
 
 #: Defaults of ``ibfabric run --traffic cbr``.
-CBR_DEFAULTS = {"connections": 256, "retries": 1000, "policy": "alfaro2001"}
+CBR_DEFAULTS = {"connections": 256, "retries": 1000, "policy": "alfaro2001", "packet_size": 256}
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -80,12 +80,16 @@ def _slots(args) -> int:
     n = slots_for(bw, rate)
     exact = bw / rate * SLOTS_PER_FRAME
     cat = category(bw)
-    labels = ("<= 64 Kbps", "<= 1.55 Mbps", "<= 64 Mbps", "> 64 Mbps")
     print(f"N_slots          {n}")
     print(f"                 ceil({bw:g} / {rate:g} x {SLOTS_PER_FRAME}) = ceil({exact:.6g})")
     print(f"reserved         {n / SLOTS_PER_FRAME:.4%} of the link ({n * 512 / frame_time(rate) * 1e9 / 1e6:.6g} Mb/s)")
-    print(f"class            DB SL {ClassMap().db[cat]} / DBTS SL {ClassMap().dbts[cat]} (bandwidth {labels[cat]})")
+    classes = ClassMap()
+    print(f"class            DB SL {classes.db[cat]} / DBTS SL {classes.dbts[cat]} (bandwidth {_CATEGORY_LABELS[cat]})")
     return 0
+
+
+#: The bandwidth categories of Alfaro et al. 2001 §4.1, by index.
+_CATEGORY_LABELS = ("<= 64 Kbps", "<= 1.55 Mbps", "<= 64 Mbps", "> 64 Mbps")
 
 
 def _classes(args) -> int:
@@ -97,10 +101,9 @@ def _classes(args) -> int:
     t = Table(show_header=True, header_style="bold")
     for col in ("class", "bandwidth", "SL", "VL", "arbitration table"):
         t.add_column(col)
-    labels = ("<= 64 Kbps", "<= 1.55 Mbps", "<= 64 Mbps", "> 64 Mbps")
     for row in ClassMap().describe():
         cat = row["category"]
-        t.add_row(row["class"], "-" if cat is None else labels[cat], str(row["sl"]), str(row["vl"]), row["table"])
+        t.add_row(row["class"], "-" if cat is None else _CATEGORY_LABELS[cat], str(row["sl"]), str(row["vl"]), row["table"])
     Console(width=100).print(t)
     print("VL15 (subnet management) is in no table: it always goes first.")
     return 0
@@ -141,8 +144,10 @@ def run_overrides(args) -> list[tuple[str, str]]:
     """Convenience overrides of a CBR run: no pattern traffic, the VLs the classes need, MTU for the packets."""
     from ibfabric.components.qos import ClassMap
 
-    size = args.packet_size or 256
-    mtu = next((m for m in (256, 512, 1024, 2048, 4096) if m >= size), 4096)
+    from ibfabric.components.hca import MTUS
+
+    size = args.packet_size or CBR_DEFAULTS["packet_size"]
+    mtu = next((m for m in MTUS if m >= size), MTUS[-1])
     return [("**.traffic", '""'), ("**.numVLs", str(ClassMap().num_vls)), ("**.mtu", f"{mtu}B")]
 
 
@@ -152,7 +157,7 @@ def setup_run(sim, args) -> Any:
 
     options = {} if args.be_share is None else {"be_share": args.be_share}
     qos = QosNetwork(sim, policy=args.qos_policy or CBR_DEFAULTS["policy"], options=options)
-    qos.establish(args.connections or CBR_DEFAULTS["connections"], packet_size=args.packet_size or 256,
+    qos.establish(args.connections or CBR_DEFAULTS["connections"], packet_size=args.packet_size or CBR_DEFAULTS["packet_size"],
                   retries=args.retries or CBR_DEFAULTS["retries"])
     qos.start_traffic()
     return qos

@@ -80,19 +80,7 @@ def compute_tables(args):
     if not 0 <= args.lmc <= 7:
         raise ConfigError(f"'lmc' must be between 0 and 7 (got {args.lmc})")
     kw = {"network": args.network} if args.network else {}
-    try:
-        fabric = load_fabric(args.topology, **kw)
-    except Exception as exc:  # NED errors carry file:line:col already
-        from ibfabric.errors import IbfabricError
-
-        if isinstance(exc, (IbfabricError, FileNotFoundError)):
-            raise
-        if type(exc).__name__ == "NedError":
-            from ibfabric.errors import TopologyError
-
-            raise TopologyError(str(exc)) from None
-        raise
-    fabric = fabric.with_lids(lmc=args.lmc)
+    fabric = load_fabric(args.topology, **kw).with_lids(lmc=args.lmc)
     plugins = PluginSet.load()
     engine = plugins.routing_engines[args.routing]
     return engine(fabric, options, np.random.default_rng(args.seed))
@@ -107,9 +95,9 @@ def run(args) -> int:
     else:
         text = write_lfts(tables)
     if args.output:
-        from pathlib import Path
+        from ibfabric.results import write_atomic
 
-        Path(args.output).write_text(text)
+        write_atomic(args.output, text)
     elif not args.check:
         sys.stdout.write(text)
     if not args.check:

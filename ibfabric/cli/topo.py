@@ -42,15 +42,10 @@ def _show(args) -> int:
     from rich.table import Table
 
     from ibfabric.components.fabric import FabricGraph
-    from ibfabric.ned_like import NedError
-    from ibfabric.errors import TopologyError
     from ibfabric.topologies import load_network
     from collections import Counter
 
-    try:
-        net = load_network(args.file, network=args.network)
-    except NedError as exc:
-        raise TopologyError(str(exc)) from None
+    net = load_network(args.file, network=args.network)
     fabric = FabricGraph.from_network(net)
     sw = fabric.switches
     ca = fabric.cas
@@ -77,16 +72,12 @@ def _show(args) -> int:
 
 
 def _convert(args) -> int:
-    from ibfabric.errors import TopologyError
-    from ibfabric.ned_like import NedError, write_ned
+    from ibfabric.ned_like import write_ned
     from ibfabric.results import write_atomic
     from ibfabric.topologies import load_network
 
-    try:
-        net = load_network(args.file, network=args.network)
-        text = write_ned(net)
-    except NedError as exc:
-        raise TopologyError(str(exc)) from None
+    net = load_network(args.file, network=args.network)
+    text = write_ned(net)
     write_atomic(args.output, text)
     print(f"wrote {args.output}: network {net.name}, {len(net.simple_modules())} modules")
     return 0
