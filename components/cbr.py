@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ibfabric.errors import ConfigError, IbfabricError, PluginError
+from ibfabric.errors import ConfigError
 from ibfabric.kernel import module_rng
 
 from .packet import Packet
@@ -59,7 +59,6 @@ class CbrSource:
         self.tx = tx
         self.slid = hca.lid
         conns = list(connections)
-        self.connections = conns
         n = len(conns)
         self.iat = [c.iat for c in conns]
         phases = rng.uniform(0.0, 1.0, n) if n else np.zeros(0)
@@ -207,13 +206,7 @@ class QosNetwork:
         self.classes = classes or ClassMap()
         reg = sim.plugins.arbitration_policies.get(policy)
         self.policy_name = policy
-        try:
-            self.policy = reg.obj(dict(options or {}))
-        except IbfabricError:
-            raise
-        except Exception as exc:
-            raise PluginError(f"arbitration policy '{policy}' (plugin '{reg.plugin}') raised"
-                              f" {type(exc).__name__}: {exc}") from exc
+        self.policy = reg.create(dict(options or {}))
         need = self.classes.num_vls
         for node in sim.ib_nodes:
             for tx in node.tx.values():

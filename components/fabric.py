@@ -341,14 +341,10 @@ class FabricGraph:
         return g
 
     def index(self, name: str) -> int:
-        """Node index by name (or by decimal LID)."""
+        """Node index by name."""
         for i, nd in enumerate(self.nodes):
             if nd.name == name:
                 return i
-        if name.isdigit():
-            lid = int(name)
-            if lid <= self.max_lid and self.lid_owner[lid] >= 0:
-                return int(self.ep_node[self.lid_owner[lid]])
         raise KeyError(f"no node named '{name}'")
 
     def guid(self, node: int) -> int:

@@ -41,7 +41,7 @@ Arbitration Tables", tech. rep. DIAB-01-02-20, Univ. Castilla-La Mancha,
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -75,7 +75,6 @@ __all__ = [
     "Admission",
     "Establishment",
     "establish",
-    "describe_ports",
 ]
 
 #: Bytes per arbitration-table weight unit (and per flow-control credit).
@@ -401,7 +400,6 @@ class Admission:
         self.connections: dict[int, Connection] = {}
         self.paths_of: dict[int, list[tuple[int, int]]] = {}
         self.rejections: Counter[str] = Counter()
-        self.last_rejection: Rejection | None = None
         self._paths: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._next_id = 1
 
@@ -467,7 +465,6 @@ class Admission:
             if reason is not None:
                 rej = Rejection(conn, self.port_name(*hop), reason)
                 self.rejections[reason.split(":")[0]] += 1
-                self.last_rejection = rej
                 return rej
         for hop, d in plan:
             self.ports[hop].reserve(d)
@@ -599,14 +596,3 @@ def establish(
             break
         k += 1
     return Establishment(n, len(made), attempts, accepted, exhausted, tuple(made))
-
-
-def describe_ports(admission: Admission, ports: Sequence[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
-    """Reserved bandwidth and table of every (or the given) output port, for reports."""
-    out = []
-    for hop in ports if ports is not None else sorted(admission.ports):
-        pt = admission.ports[hop]
-        high, low, limit = pt.tables()
-        out.append({"port": admission.port_name(*hop), "reserved_bps": pt.reserved(), "high": [list(e) for e in high],
-                    "low": [list(e) for e in low], "limit_high": limit})
-    return out

@@ -113,11 +113,9 @@ def route_walk(
     out_src, out_dst, out_hops, out_status = [], [], [], []
     per = max(1, chunk // max(ne, 1))
     limit = len(g.switches) + 2
-    ep_of = {(int(n), int(p)): e for e, (n, p) in enumerate(zip(g.ep_node, g.ep_port))}
     # endpoint index of every (node, port) for delivery checks
     ep_at = np.full(g.peer_node.shape, -1, dtype=np.int64)
-    for (n, p), e in ep_of.items():
-        ep_at[n, p] = e
+    ep_at[g.ep_node, g.ep_port] = np.arange(ne)
     for k in range(0, len(src_all), per):
         s_blk = src_all[k : k + per]
         src = np.repeat(s_blk, ne)
@@ -125,10 +123,7 @@ def route_walk(
         keep = src != dst
         src, dst = src[keep], dst[keep]
         n = len(src)
-        if tables.path_offset is not None:
-            dlid = g.ep_lid[dst] + tables.path_offset[src, dst]
-        else:
-            dlid = g.ep_lid[dst]
+        dlid = tables.dlids(src, dst)
         hops = np.zeros(n, dtype=np.int64)
         status = np.full(n, -1, dtype=np.int64)  # -1 travelling
         prev = np.full(n, -1, dtype=np.int64)
@@ -205,10 +200,11 @@ def _vl(vl: VLFunction | None, src, dst, hop, node, port) -> np.ndarray:
     return np.asarray(vl(src, dst, hop, node, port), dtype=np.int64)
 
 
-def endpoint_label(fabric: FabricGraph, e: int) -> str:
-    """An endpoint's name without the network's name: ``'sw3'``, ``'h4 port 1'``."""
+def endpoint_label(fabric: FabricGraph, e: int, names: list[str] | None = None) -> str:
+    """An endpoint's name without the network's name: ``'sw3'``, ``'h4 port 1'``
+    (*names*: ``short_names(fabric)``, when the caller already has them)."""
     node = int(fabric.ep_node[e])
-    name = short_names(fabric)[node]
+    name = (names if names is not None else short_names(fabric))[node]
     return name if fabric.is_switch[node] else f"{name} port {int(fabric.ep_port[e])}"
 
 

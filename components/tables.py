@@ -81,10 +81,14 @@ class ForwardingTables:
 
     def dlid(self, src_ep: int, dst_ep: int) -> int:
         """The DLID a packet from endpoint *src_ep* to endpoint *dst_ep* carries."""
-        base = int(self.fabric.ep_lid[dst_ep])
+        return int(self.dlids(src_ep, dst_ep))
+
+    def dlids(self, src_ep, dst_ep) -> np.ndarray:
+        """:meth:`dlid` for arrays of endpoints (broadcast against each other)."""
+        base = self.fabric.ep_lid[dst_ep]
         if self.path_offset is None:
             return base
-        return base + int(self.path_offset[src_ep, dst_ep])
+        return base + self.path_offset[src_ep, dst_ep]
 
     @property
     def is_random(self) -> bool:

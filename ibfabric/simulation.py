@@ -428,10 +428,7 @@ class Simulation:
             self._host_eps_fabric = fabric
         eps = self._host_eps
         src_ep = int(eps[self._host_index[id(hca)]])
-        out = fabric.ep_lid[eps].copy()
-        if tables.path_offset is not None:
-            out += tables.path_offset[src_ep, eps]
-        return out
+        return np.array(tables.dlids(src_ep, eps), dtype=np.int64)
 
     def next_message_id(self) -> int:
         self._msg_ids += 1

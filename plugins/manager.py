@@ -114,9 +114,6 @@ class PluginSet:
         self._collect()
         return self
 
-    def plugin_name(self, plugin: Any) -> str:
-        return self.pm.get_name(plugin) or repr(plugin)
-
     def _collect(self) -> None:
         for attr, (hook_name, _) in ROLES.items():
             registry: Registry = getattr(self, attr)

@@ -60,12 +60,12 @@ __all__ = ["Alfaro2001", "AlfaroPort", "Entry"]
 
 @attrs.define(eq=False)
 class Entry:
-    """One used position of a table: its VL, the SL it groups, its weight and who owns which slots."""
+    """One used position of a table: its VL, the SL it groups and its weight
+    (which connections hold which slots is in :attr:`AlfaroPort.alloc`)."""
 
     vl: int
     sl: int
     weight: int
-    owners: dict[int, int] = attrs.field(factory=dict)  #: connection id (or -1 for BE/CH) -> slots
 
 
 def _bool(v: Any, name: str) -> bool:
@@ -130,6 +130,7 @@ class Alfaro2001:
         return cls(**options)
 
     def options(self) -> dict[str, Any]:
+        """The policy's settings (reported in a QoS run's summary)."""
         return {"be_share": self.be_share, "ch_weight": self.ch_weight, "limit_high": self.limit_high,
                 "spread": self.spread}
 
@@ -167,10 +168,10 @@ class AlfaroPort:
             pos = (i * TABLE_ENTRIES) // n if pol.spread else i
             w = min(left, MAX_WEIGHT) if left else 1
             left -= min(left, MAX_WEIGHT)
-            self.low[pos] = Entry(be_vl, self.classes.be, w, {-1: w})
+            self.low[pos] = Entry(be_vl, self.classes.be, w)
             self.used += w
         pos = max(i for i, e in enumerate(self.low) if e is None) if pol.spread else n
-        self.low[pos] = Entry(ch_vl, self.classes.ch, pol.ch_weight, {-1: pol.ch_weight})
+        self.low[pos] = Entry(ch_vl, self.classes.ch, pol.ch_weight)
         self.used += pol.ch_weight
 
     # ------------------------------------------------------------ admission
@@ -214,13 +215,12 @@ class AlfaroPort:
             take = min(rem, MAX_WEIGHT - e.weight)
             if take:
                 e.weight += take
-                e.owners[demand.conn] = take
                 alloc.append((demand.high, idx, take))
                 rem -= take
         while rem:
             idx = table.index(None)  # the next free entry (check() made sure there is one)
             take = min(rem, MAX_WEIGHT)
-            table[idx] = Entry(demand.vl, demand.sl, take, {demand.conn: take})
+            table[idx] = Entry(demand.vl, demand.sl, take)
             alloc.append((demand.high, idx, take))
             self.open[key] = idx
             rem -= take
@@ -233,7 +233,6 @@ class AlfaroPort:
             table = self.high if high else self.low
             e = table[idx]
             e.weight -= take
-            del e.owners[conn]
             self.used -= take
             if e.weight == 0:
                 table[idx] = None

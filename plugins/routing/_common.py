@@ -76,7 +76,6 @@ class SwitchView:
         valid = owner >= 0
         self.att_row = np.where(valid, ep_row[np.where(valid, owner, 0)], -1)
         self.att_port = np.where(valid, ep_port[np.where(valid, owner, 0)], -1)
-        self.att_port[self.att_row < 0] = -1
 
     def lids(self) -> np.ndarray:
         """LIDs that have an owner reached through a switch, in increasing order."""
@@ -91,7 +90,6 @@ class SwitchView:
 def assign_balanced(
     view: SwitchView,
     allowed: Callable[[int], np.ndarray],
-    lft: np.ndarray | None = None,
 ) -> np.ndarray:
     """Output ports for every LID, balanced over the allowed ports as OpenSM's minhop does.
 
@@ -104,8 +102,7 @@ def assign_balanced(
     (``NO_PORT`` where no port is allowed).
     """
     S, P = view.S, view.P
-    if lft is None:
-        lft = np.full((S, view.fabric.max_lid + 1), NO_PORT, dtype=np.uint8)
+    lft = np.full((S, view.fabric.max_lid + 1), NO_PORT, dtype=np.uint8)
     counts = np.zeros((S, P), dtype=np.int64)
     used = np.zeros((S, P), dtype=np.int64)
     rows = np.arange(S)
@@ -169,8 +166,6 @@ def parse_options(engine: str, options: Mapping[str, Any] | None, spec: Mapping[
         if name in options:
             try:
                 out[name] = convert(options[name])
-            except ConfigError:
-                raise
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"routing engine '{engine}': option '{name}': {exc}") from None
         else:
@@ -219,14 +214,7 @@ def default_root(fabric: FabricGraph) -> int:
     """The switch nearest the subnet manager's node (breadth-first, ports in increasing order)."""
     if not len(fabric.switches):
         raise ConfigError("the fabric has no switch")
-    sm = fabric.sm_node
-    if fabric.is_switch[sm]:
-        return int(sm)
-    for p in fabric.ports(sm):
-        peer = int(fabric.peer_node[sm, p])
-        if fabric.is_switch[peer]:
-            return peer
-    for node in fabric.bfs_order(sm):
+    for node in fabric.bfs_order(fabric.sm_node):
         if fabric.is_switch[node]:
             return int(node)
     return int(fabric.switches[0])  # pragma: no cover - switches exist, bfs_order lists every node

@@ -43,6 +43,7 @@ class UpDown:
     def __init__(self, view: SwitchView, root: int):
         self.view = view
         self.root = root
+        self._down: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         S = view.S
         nbr = view.nbr
         nbv = nbr >= 0
@@ -71,12 +72,19 @@ class UpDown:
 
     # ------------------------------------------------------------ searches
 
-    def down_distances(self, a: int, lowest_port: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def down_distances(self, a: int) -> tuple[np.ndarray, np.ndarray]:
         """Length of the shortest down-only route from every switch to switch *a*.
 
-        Returns ``(dist, port)``: -1 where no down-only route exists; *port*
-        is the lowest down port on a shortest such route.
+        Returns ``(dist, port)`` (fresh arrays; the search runs once per *a*):
+        -1 where no down-only route exists; *port* is the lowest down port on
+        a shortest such route.
         """
+        hit = self._down.get(a)
+        if hit is None:
+            hit = self._down[a] = self._down_search(a)
+        return hit[0].copy(), hit[1].copy()
+
+    def _down_search(self, a: int) -> tuple[np.ndarray, np.ndarray]:
         S = self.view.S
         dist = np.full(S, -1, dtype=np.int64)
         port = np.full(S, -1, dtype=np.int64)

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
+from ibfabric.components.opensm import short_names
 from ibfabric.components.routecheck import endpoint_label
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.errors import ConfigError
@@ -125,11 +126,12 @@ def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTa
             var = variants[o] if o < len(variants) else variants[0]
             lft[:, lo + o] = np.where(var >= 0, var, fill).astype(np.uint8)
     info = dict(root_info(fabric, ud))
-    info["names"] = {endpoint_label(fabric, d): len(v) for d, v in names.items()}
+    shorts = short_names(fabric)
+    info["names"] = {endpoint_label(fabric, d, shorts): len(v) for d, v in names.items()}
     info["lmc_required"] = need
     info["renamed"] = sum(1 for v in names.values() if len(v) > 1)
     if worst is not None:
-        info["most_names"] = (endpoint_label(fabric, worst[0]), len(worst[1]))
+        info["most_names"] = (endpoint_label(fabric, worst[0], shorts), len(worst[1]))
     return ForwardingTables(fabric, lft, engine="dr", info=info, path_offset=offset)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.opensm import short_names
+from ibfabric.components.routecheck import endpoint_label
 from ibfabric.components.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
@@ -49,7 +50,8 @@ def pira_tables(
     ca_eps = eps[~fabric.is_switch[fabric.ep_node[eps]]]
     # graph nodes: switch rows 0..S-1, then one node per reachable CA endpoint
     n = S + len(ca_eps)
-    lid = np.concatenate([fabric.ep_lid[:S], fabric.ep_lid[ca_eps]])  # switch row r is endpoint r
+    node_ep = np.concatenate([np.arange(S), ca_eps])  # endpoint of each graph node: switch row r is endpoint r
+    lid = fabric.ep_lid[node_ep]
     reach = np.concatenate([ud.level >= 0, ud.level[view.ep_row[ca_eps]] >= 0])
     # PREV(x) as (neighbour, port of x towards it; for a CA the switch's port towards the CA),
     # KIDS(y) = the nodes whose PREV holds y
@@ -71,7 +73,11 @@ def pira_tables(
         if k not in node_of_lid or v not in node_of_lid:
             raise ConfigError(f"routing engine 'pira': fathers: LID {k if k not in node_of_lid else v} is not a switch or routed CA")
         chosen[node_of_lid[k]] = node_of_lid[v]
-    name = _namer(fabric, view, ca_eps)
+    shorts = short_names(fabric)
+
+    def name(x: int) -> str:
+        return endpoint_label(fabric, int(node_ep[x]), shorts)
+
     ft = np.full((n, S), -1, dtype=np.int64)  # ft[x, r]: port switch r uses to reach node x
     default = np.full(S, -1, dtype=np.int64)
     fathers_out: dict[str, str] = {}
@@ -112,7 +118,7 @@ def pira_tables(
                 heapq.heappush(heap, (int(lid[z]), z))
     lft = np.full((S, fabric.max_lid + 1), NO_PORT, dtype=np.uint8)
     for x in np.flatnonzero(explored):
-        e = fabric.endpoint_of(int(fabric.switches[x])) if x < S else int(ca_eps[x - S])
+        e = int(node_ep[x])
         lo = int(fabric.ep_lid[e])
         col = ft[x]
         keep = (col >= 0) & (col != default)
@@ -122,13 +128,6 @@ def pira_tables(
     info["fathers"] = fathers_out
     info["order"] = [name(x) for x in order]
     return ForwardingTables(fabric, lft, default, engine="pira", info=info)
-
-
-def _namer(fabric: FabricGraph, view: SwitchView, ca_eps: np.ndarray):
-    """Names of PIRa's graph nodes: switch rows, then CA endpoints."""
-    shorts = short_names(fabric)
-    sw = [shorts[int(n)] for n in fabric.switches]
-    return lambda x: sw[x] if x < view.S else f"{shorts[int(fabric.ep_node[ca_eps[x - view.S]])]} port {int(fabric.ep_port[ca_eps[x - view.S]])}"
 
 
 def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: np.random.Generator | None = None) -> ForwardingTables:
