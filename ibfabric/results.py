@@ -146,6 +146,12 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write *text* to *path* via a temporary file and a rename."""
     path = Path(path)
@@ -154,6 +160,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # what open() would give (mkstemp makes it private)
         os.replace(tmp, path)
     except BaseException:
         try:
