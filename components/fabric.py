@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 import networkx as nx
 import numpy as np
 
-__all__ = ["Link", "NodeSpec", "FabricGraph", "MAX_UNICAST_LID"]
+from ibfabric.errors import ConfigError
+
+__all__ = ["Link", "NodeSpec", "FabricGraph", "MAX_UNICAST_LID", "node_spec"]
 
 #: The highest unicast LID (0xBFFF); 0xC000 and up are multicast.
 MAX_UNICAST_LID = 0xBFFF
@@ -377,30 +380,19 @@ class FabricGraph:
         nodes = []
         for m in mods:
             p = {k: v.value for k, v in m.params.items()}
-            port_lids = _parse_port_lids(str(p.get("portLids", "")))
-            guid = p.get("guid", "")
-            nodes.append(
-                NodeSpec(
-                    name=m.path,
-                    is_switch=bool(is_switch(m)),
-                    num_ports=int(p.get("numPorts", (m.gate("port").size or 1) - 1)),
-                    lid=int(p.get("lid", 0)),
-                    lmc=int(p.get("lmc", 0)),
-                    guid=int(guid, 16) if isinstance(guid, str) and guid else 0,
-                    port_lids=port_lids,
-                    desc=str(p.get("nodeDesc", "")),
-                )
-            )
+            nodes.append(node_spec(
+                m.path, bool(is_switch(m)), int(p.get("numPorts", (m.gate("port").size or 1) - 1)),
+                int(p.get("lid", 0)), int(p.get("lmc", 0)), p,
+            ))
         links = []
         for c in net.flat_connections():
             if c.src.path in index and c.dst.path in index and c.src.gate == "port" and c.dst.gate == "port":
-                width, speed = "4x", "QDR"
-                if c.channel is not None:
-                    width = str(c.channel.params["width"].value) if "width" in c.channel.params else width
-                    speed = str(c.channel.params["speed"].value) if "speed" in c.channel.params else speed
+                cp = {k: v.value for k, v in c.channel.params.items()} if c.channel is not None else {}
+                width, speed = str(cp.get("width", "4x")), str(cp.get("speed", "QDR"))
+                data_rate = float(cp.get("dataRate", 0) or 0)  # as the Link channel: it overrides width x speed
                 links.append(
                     Link(index[c.src.path], int(c.src.index), index[c.dst.path], int(c.dst.index),
-                         width=width, speed=speed, rate=link_rate(width, speed))
+                         width=width, speed=speed, rate=data_rate if data_rate > 0 else link_rate(width, speed))
                 )
         sm = None
         for m in net.simple_modules():
@@ -409,9 +401,27 @@ class FabricGraph:
                 if where:
                     matches = [i for i, mm in enumerate(mods) if mm.path == where or mm.path.endswith("." + where)]
                     if not matches:
-                        raise ValueError(f"{m.path}: node '{where}' is not a node of the network")
+                        raise ConfigError(f"{m.path}: node '{where}' is not a node of the network")
                     sm = matches[0]
         return cls(nodes, links, sm_node=sm)
+
+
+def node_spec(name: str, is_switch: bool, num_ports: int, lid: int, lmc: int, params: Mapping[str, Any]) -> NodeSpec:
+    """A NodeSpec completed from a node's parameters: ``guid`` (hexadecimal),
+    ``portLids`` (``'port:lid ...'``) and ``nodeDesc``.  A malformed value
+    raises ConfigError naming the node."""
+    guid_text = str(params.get("guid", "")).strip()
+    try:
+        guid = int(guid_text, 16) if guid_text else 0
+    except ValueError:
+        raise ConfigError(f"{name}: 'guid' must be hexadecimal (got {guid_text!r})") from None
+    lids_text = str(params.get("portLids", ""))
+    try:
+        port_lids = _parse_port_lids(lids_text)
+    except ValueError:
+        raise ConfigError(f"{name}: 'portLids' must be 'port:lid ...' (got {lids_text!r})") from None
+    return NodeSpec(name=name, is_switch=is_switch, num_ports=num_ports, lid=lid, lmc=lmc, guid=guid,
+                    port_lids=port_lids, desc=str(params.get("nodeDesc", "")))
 
 
 def _parse_port_lids(text: str) -> dict[int, int]:

@@ -15,21 +15,11 @@ import time
 from ibfabric.errors import ConfigError, PluginError
 from ibfabric.kernel import Module
 
-from .fabric import FabricGraph, Link, NodeSpec, _parse_port_lids
+from .fabric import FabricGraph, Link, node_spec
 from .node import STAGE_SUBNET, IBNode, parse_options
 from .tables import NO_PORT, ForwardingTables
 
 __all__ = ["SubnetManager", "fabric_of"]
-
-
-def _guid(text: str, owner: str) -> int:
-    text = text.strip()
-    if not text:
-        return 0
-    try:
-        return int(text, 16)
-    except ValueError:
-        raise ConfigError(f"{owner}: 'guid' must be hexadecimal (got {text!r})") from None
 
 
 def fabric_of(nodes: list[IBNode], sm_node: int | None = None) -> FabricGraph:
@@ -38,18 +28,7 @@ def fabric_of(nodes: list[IBNode], sm_node: int | None = None) -> FabricGraph:
     specs = []
     links = []
     for i, n in enumerate(nodes):
-        port_lids = {}
-        if not n.is_switch and "portLids" in n.params:
-            try:
-                port_lids = _parse_port_lids(str(n.params["portLids"]))
-            except ValueError:
-                raise ConfigError(f"{n.path}: 'portLids' must be 'port:lid ...' (got {n.params['portLids']!r})") from None
-        specs.append(
-            NodeSpec(
-                name=n.path, is_switch=n.is_switch, num_ports=int(n.params["numPorts"]), lid=n.lid, lmc=n.lmc,
-                guid=_guid(str(n.params["guid"]), n.path), port_lids=port_lids, desc=str(n.params["nodeDesc"]),
-            )
-        )
+        specs.append(node_spec(n.path, n.is_switch, int(n.params["numPorts"]), n.lid, n.lmc, n.params))
         for port, (peer, pp, link) in n.links.items():
             j = index[id(peer)]
             if (i, port) < (j, pp):

@@ -107,3 +107,31 @@ class TestParseOptions:
 
         with pytest.raises(ConfigError, match="'o' must be 'key=value ...' \\(got 'oops'\\)"):
             parse_options("root=1 oops", "x", "o")
+
+
+class TestFromNetwork:
+    NED = """
+    network n {
+        submodules: a: Switch { guid = "%s"; } b: HCA; c: HCA;
+        connections:
+            a.port[1] <--> Link { width = "1x"; speed = "SDR"; dataRate = 2.5Gbps; } <--> b.port[1];
+            a.port[2] <--> Link { width = "4x"; speed = "QDR"; } <--> c.port[1];
+    }
+    """
+
+    def test_same_fabric_as_the_subnet_manager_sees(self):
+        from ibfabric.ned_like import elaborate
+        from ibfabric.simulation import Simulation
+
+        text = self.NED % "0x2c9"
+        offline = FabricGraph.from_network(elaborate(text))
+        sim = Simulation(text)
+        assert [ln.rate for ln in offline.links] == [ln.rate for ln in sim.fabric.links] == [2.5e9, 32e9]
+        assert offline.guid(0) == sim.fabric.guid(0) == 0x2C9
+
+    def test_bad_guid_is_a_config_error(self):
+        from ibfabric.errors import ConfigError
+        from ibfabric.ned_like import elaborate
+
+        with pytest.raises(ConfigError, match="n.a: 'guid' must be hexadecimal \\(got 'xyz'\\)"):
+            FabricGraph.from_network(elaborate(self.NED % "xyz"))
