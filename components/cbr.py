@@ -196,6 +196,10 @@ class QosNetwork:
     admission : Admission
     establishment : Establishment or None
         What the last :meth:`establish` did.
+    summary_options : dict
+        Keyword arguments of :func:`ibfabric.qos_metrics.qos_summary` for the
+        ``"qos"`` section of the run's summary (``deadline``,
+        ``per_connection``, ``min_packets``).
     """
 
     def __init__(self, sim, policy: str = "alfaro2001", options: Mapping[str, Any] | None = None,
@@ -226,6 +230,7 @@ class QosNetwork:
         self.sources: dict[int, CbrSource] = {}
         self.window_end: float | None = None
         self.busy_at_end: dict[str, float] | None = None
+        self.summary_options: dict[str, Any] = {}
         sim.qos = self
 
     # ------------------------------------------------------------- set-up
@@ -338,7 +343,8 @@ class QosNetwork:
         return [self.admission.connections[k] for k in sorted(self.admission.connections)]
 
     def summary(self, **kw) -> dict[str, Any]:
-        """The ``"qos"`` section of the run's summary (see :func:`ibfabric.qos_metrics.qos_summary`)."""
+        """The ``"qos"`` section of the run's summary (see :func:`ibfabric.qos_metrics.qos_summary`);
+        *kw* overrides :attr:`summary_options`."""
         from ibfabric.qos_metrics import qos_summary
 
-        return qos_summary(self, **kw)
+        return qos_summary(self, **{**self.summary_options, **kw})

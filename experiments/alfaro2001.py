@@ -148,8 +148,9 @@ def traffic_job(cfg: dict[str, Any], name: str, size: int, n: int, kind: str, qu
     est = qos.establish(n, packet_size=size, retries=adm_cfg["retries"])
     stop = t["warmup"] + window
     qos.start_traffic(start=0.0, stop=stop)
+    qos.summary_options = {"deadline": cfg["traffic"]["deadline"], "per_connection": False}
     s = sim.run(stop + t["drain"])
-    q = qos.summary(deadline=cfg["traffic"]["deadline"], per_connection=False)
+    q = s["qos"]
     util = {k: {kk: v[kk] for kk in ("count", "mean", "min", "max")} for k, v in q["utilisation"].items()}
     return {
         "kind": kind, "topology": name, "size": size, "tried": n, "established": est.established,
@@ -221,10 +222,10 @@ def report(res: dict[str, Any]) -> str:
                     f"{_f(d['jitter']['[-IAT/8, IAT/8]'])} | {_f(d['delay_max_iat'], 4)} | "
                     f"{'-' if not w else _f(w['on_time'])} |")
         out.append("")
-    out.append(f"Wall time: {res.get('wall_s', 0):.0f} s on {res.get('jobs_in_parallel', 1)} processes "
-               f"(per job: " + ", ".join(f"{r['kind']} {r['topology']} {r['size']}"
-                                          f"{' n=' + str(r['tried']) if r['kind'] == 'fig4' else ''}: {r['wall_s']:.0f} s"
-                                          for r in res["jobs"] if r["wall_s"] >= 20) + ")")
+    slow = [f"{r['kind']} {r['topology']} {r['size']}{' n=' + str(r['tried']) if r['kind'] == 'fig4' else ''}:"
+            f" {r['wall_s']:.0f} s" for r in res["jobs"] if r["wall_s"] >= 20]
+    out.append(f"Wall time: {res.get('wall_s', 0):.0f} s on {res.get('jobs_in_parallel', 1)} processes"
+               + (f" (jobs of 20 s or more: {', '.join(slow)})" if slow else ""))
     return "\n".join(out)
 
 
@@ -299,9 +300,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"done {tag} in {r['wall_s']:.1f} s", file=sys.stderr)
     res = {"config": str(args.config.name), "quick": args.quick, "jobs_in_parallel": args.jobs,
            "wall_s": time.perf_counter() - t0, "jobs": results}
-    from ibfabric.results import _clean, write_atomic
+    from ibfabric.results import to_json, write_atomic
 
-    write_atomic(args.out, json.dumps(_clean(res), indent=1) + "\n")
+    write_atomic(args.out, to_json(res, indent=1) + "\n")
     print(report(res))
     print(f"\nresults written to {args.out}", file=sys.stderr)
     if args.plot:

@@ -238,8 +238,11 @@ def utilisation(busy: Mapping[str, float], hosts: Sequence[str], span: float) ->
 
 
 def qos_summary(qos: "QosNetwork", *, deadline: float = 0.5, min_packets: int = 1,
-                per_connection: bool = True) -> dict[str, Any]:
-    """The ``"qos"`` section of a simulation's summary: set-up, admission, metrics and utilisation."""
+                per_connection: bool = True, log: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """The ``"qos"`` section of a simulation's summary: set-up, admission, metrics and utilisation.
+
+    *log* is the delivery log (``sim.stats.arrays()``) when the caller already has it.
+    """
     sim = qos.sim
     now = sim.now
     t0 = sim.warmup
@@ -257,7 +260,7 @@ def qos_summary(qos: "QosNetwork", *, deadline: float = 0.5, min_packets: int = 
         "admission": admission,
     }
     if rate > 0 and now > t0:
-        res.update(qos_metrics(sim.stats.arrays(), qos.connections, window=(t0, t1), now=now,
+        res.update(qos_metrics(sim.stats.arrays() if log is None else log, qos.connections, window=(t0, t1), now=now,
                                num_hosts=len(sim.hosts), link_rate=rate, deadline=deadline,
                                min_packets=min_packets, per_connection=per_connection))
         if qos.busy_at_end is not None and qos.window_end is not None and now >= qos.window_end:

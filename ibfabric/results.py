@@ -44,7 +44,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.simulation import Simulation
 
-__all__ = ["summarize", "write_atomic", "write_results"]
+__all__ = ["summarize", "to_json", "write_atomic", "write_results"]
 
 
 def _pct(values: np.ndarray) -> dict[str, float | int | None]:
@@ -83,7 +83,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     capacity = sum(rates) * window
     offered_bytes = st.offered_bytes + pending_bytes
     offered = offered_bytes / capacity if capacity > 0 else 0.0
-    accepted = float(log["size"][in_window].sum()) / capacity if capacity > 0 else 0.0
+    accepted_bytes = float(log["size"][in_window].sum())
+    accepted = accepted_bytes / capacity if capacity > 0 else 0.0
     util = np.array([tx.busy_time(now) / window for tx in sim.ports]) if window > 0 and sim.ports else np.zeros(0)
     queued = sum(tx.queued_packets() for h in sim.hosts for tx in h.tx.values()) + pending_packets
     hops = int(sum(tx.sent for tx in sim.ports))
@@ -113,7 +114,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "offered_load": offered,
         "accepted_load": accepted,
         "offered_bytes_per_ns_per_host": offered_bytes / (window * len(rates)) if window > 0 and rates else 0.0,
-        "accepted_bytes_per_ns_per_host": float(log["size"][in_window].sum()) / (window * len(rates))
+        "accepted_bytes_per_ns_per_host": accepted_bytes / (window * len(rates))
         if window > 0 and rates
         else 0.0,
         "link_utilisation": {
@@ -130,8 +131,13 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     if sm:
         summary["routing_time_s"] = sm[0].routing_time
     if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
-        summary["qos"] = sim.qos.summary()
+        summary["qos"] = sim.qos.summary(log=log)
     return summary
+
+
+def to_json(obj: Any, indent: int | None = 2) -> str:
+    """*obj* as JSON: numpy scalars as numbers, NaN and infinities as null."""
+    return json.dumps(_clean(obj), indent=indent)
 
 
 def _clean(obj: Any) -> Any:
@@ -174,7 +180,7 @@ def write_results(sim: Simulation, summary: dict[str, Any], out_dir: str | os.Pa
     """Write ``summary.json``, ``scalars.csv`` and ``results.sca`` (OMNeT++ text) into *out_dir*."""
     out = Path(out_dir)
     files = []
-    write_atomic(out / "summary.json", json.dumps(_clean(summary), indent=2, sort_keys=False) + "\n")
+    write_atomic(out / "summary.json", to_json(summary) + "\n")
     files.append(out / "summary.json")
     rows = sim.scalars()
     buf = io.StringIO()

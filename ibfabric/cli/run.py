@@ -118,11 +118,9 @@ def run(args) -> int:
     if args.out:
         write_results(sim, summary, args.out)
     if args.json:
-        import json
+        from ibfabric.results import to_json
 
-        from ibfabric.results import _clean
-
-        print(json.dumps(_clean(summary), indent=2))
+        print(to_json(summary))
     else:
         print_summary(summary)
         if "qos" in summary:
