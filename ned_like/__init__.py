@@ -38,6 +38,7 @@ from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.expr import EMPTY_SCOPE, evaluate
 from ibfabric.ned_like.library import TypeLibrary
 from ibfabric.ned_like.model import ElaboratedNetwork, Location, Value
+from ibfabric.ned_like.params import override_value
 from ibfabric.ned_like.parser import parse, parse_expression
 from ibfabric.ned_like.patterns import OverrideSet, PatternError, match
 from ibfabric.ned_like.writer import write_ned
@@ -178,8 +179,6 @@ def parse_value(text: str, *, type: str | None = None, unit: str | None = None, 
     """
     if type is None:
         return evaluate(parse_expression(text, "<value>"), EMPTY_SCOPE)
-    from ibfabric.ned_like.params import override_value
-
     try:
         return override_value("value", text, type, unit, name, name)
     except NedError as e:

@@ -165,9 +165,7 @@ class Elaborator:
             sizeof=lambda n, loc: self._sizeof(subs, built.gates, n, loc),
             subparam=lambda m, i, n, loc: self._subparam(subs, m, i, n, loc),
         )
-        deep = [(f"{path}.{a.pattern}", a, scope) for a, _ in eff.deep]
-        self._literal_checks.extend((p, a) for p, a, _ in deep if is_literal(p))
-        here = levels + [AssignLevel(deep)] if deep else list(levels)
+        here = self._with_level(levels, path, [a for a, _ in eff.deep], scope)
         for sm, owner in eff.submodules:
             subs[sm.name] = self._submodule(sm, owner, path, scope, here)
         connector = Connector(self, eff, built, subs, scope, here)
@@ -176,6 +174,14 @@ class Elaborator:
             b.final() for entry in subs.values() for b in entry.elements.values()
         )
         built.instance = attrs.evolve(inst, submodules=children, connections=tuple(connections))
+
+    def _with_level(self, levels: list[AssignLevel], prefix: str, assigns, scope: Scope) -> list[AssignLevel]:
+        """*levels* plus one for the deep assignments *assigns* written at *prefix* (if any)."""
+        deep = [(f"{prefix}.{a.pattern}", a, scope) for a in assigns]
+        if not deep:
+            return list(levels)
+        self._literal_checks.extend((p, a) for p, a, _ in deep if is_literal(p))
+        return levels + [AssignLevel(deep)]
 
     def _submodule(self, sm: ast.Submodule, owner: ast.TypeDecl, path: str, scope: Scope, levels) -> SubEntry:
         if sm.condition is not None:
@@ -190,11 +196,10 @@ class Elaborator:
             sub_path = f"{path}.{sm.name}" if index is None else f"{path}.{sm.name}[{index}]"
             body_scope = scope.with_index(index)
             eff = self.lib.effective(self._submodule_type(sm, owner, sub_path, body_scope, levels))
-            deep = [(f"{sub_path}.{a.pattern}", a, body_scope) for a in sm.params if a.is_deep]
-            self._literal_checks.extend((p, a) for p, a, _ in deep if is_literal(p))
             entry.elements[index] = self.instantiate(
                 eff, path=sub_path, name=sm.name, index=index, vector_size=size, loc=sm.loc,
-                levels=levels + [AssignLevel(deep)] if deep else levels, body=sm, body_scope=body_scope,
+                levels=self._with_level(levels, sub_path, [a for a in sm.params if a.is_deep], body_scope),
+                body=sm, body_scope=body_scope,
             )
         return entry
 

@@ -273,12 +273,6 @@ class _Builder(Transformer):
     def sub_condition(self, c):
         return ("if", c[0])
 
-    def sub_params(self, c):
-        return ("params", tuple(c))
-
-    def sub_gates(self, c):
-        return ("gates", tuple(c))
-
     def sub_body(self, c):
         params = [x for x in c if not isinstance(x, tuple)]
         for _, items in _tagged(c, "params"):
@@ -404,6 +398,9 @@ class _Builder(Transformer):
 
     def gates_section(self, c):
         return ("gates", tuple(c))
+
+    sub_params = params_section
+    sub_gates = gates_section
 
     def submodules_section(self, c):
         return ("submodules", tuple(c))
