@@ -66,7 +66,7 @@ class SubnetManager(Module):
         options = parse_options(str(self.params["routingOptions"]), self.path, "routingOptions")
         t0 = time.perf_counter()
         tables = reg.create(fabric, options, self.rng)
-        self.routing_time = time.perf_counter() - t0
+        sim.routing_time = time.perf_counter() - t0
         if not isinstance(tables, ForwardingTables):
             raise PluginError(f"routing engine '{name}' returned {type(tables).__name__}, not ForwardingTables")
         self.install(tables)
@@ -108,5 +108,4 @@ class SubnetManager(Module):
                 if lid < len(ports) and ports[lid] not in (0, NO_PORT):
                     raise PluginError(f"routing engine '{tables.engine}' routes LID {lid} of {node.path} away from it")
             node.install_lft(ports)
-        sim.fabric = fabric
         sim.tables = tables

@@ -127,9 +127,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         if sim.deadlock is None
         else {"time_ns": sim.deadlock.time, "cycle": list(sim.deadlock.cycle)},
     }
-    sm = [m for m in sim.root.walk() if hasattr(m, "routing_time")]
-    if sm:
-        summary["routing_time_s"] = sm[0].routing_time
+    if sim.routing_time is not None:
+        summary["routing_time_s"] = sim.routing_time
     if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
         summary["qos"] = sim.qos.summary(log=log)
     return summary

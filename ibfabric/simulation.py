@@ -193,8 +193,8 @@ class Simulation:
         self.stats = PacketStats(self.warmup)
         self.recorders: list[Recorder] = []
         self.traffic_stop = INF
-        self.fabric = None
-        self.tables = None
+        self.tables = None  # the installed ForwardingTables (set by the subnet manager)
+        self.routing_time: float | None = None  # seconds the routing engine took
         self._patterns: dict[tuple[str, str], Any] = {}
         self._msg_ids = 0
         self.deadlock: DeadlockError | None = None
@@ -366,6 +366,11 @@ class Simulation:
                         )
 
     # --------------------------------------------------------- services
+
+    @property
+    def fabric(self):
+        """The routed FabricGraph (that of :attr:`tables`), or None before routing."""
+        return self.tables.fabric if self.tables is not None else None
 
     @property
     def now(self) -> float:
