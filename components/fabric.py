@@ -297,6 +297,16 @@ class FabricGraph:
             return -1, -1
         return peer, int(self.peer_port[node, port])
 
+    def attachments(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`attachment` of every endpoint at once: arrays ``(switch node, port)``."""
+        e_node, e_port = self.ep_node, self.ep_port
+        is_sw = self.is_switch[e_node]
+        pn = self.peer_node[e_node, e_port]
+        peer_sw = (pn >= 0) & self.is_switch[np.where(pn >= 0, pn, 0)]
+        node = np.where(is_sw, e_node, np.where(peer_sw, pn, -1))
+        port = np.where(is_sw, 0, np.where(peer_sw, self.peer_port[e_node, e_port], -1))
+        return node, port
+
     def switch_adjacency(self) -> np.ndarray:
         """``A[i, j]`` = number of links between switch rows i and j."""
         s = len(self.switches)

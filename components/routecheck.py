@@ -304,14 +304,10 @@ def _min_hops(g: FabricGraph) -> np.ndarray:
     """Fewest links between every pair of endpoints (-1 if none), through switches or a direct CA-CA link."""
     hs = g.switch_hops()
     ne = len(g.ep_lid)
-    att = np.full(ne, -1, dtype=np.int64)
-    extra = np.zeros(ne, dtype=np.int64)
-    for e in range(ne):
-        sw, _ = g.attachment(e)
-        if sw >= 0:
-            att[e] = g.switch_row[sw]
-            extra[e] = 0 if g.is_switch[g.ep_node[e]] else 1
-    ok = att >= 0
+    sw, _ = g.attachments()
+    ok = sw >= 0
+    att = np.where(ok, g.switch_row[np.where(ok, sw, 0)], -1)
+    extra = (ok & ~g.is_switch[g.ep_node]).astype(np.int64)  # a CA is one link further than its switch
     out = np.full((ne, ne), -1, dtype=np.int64)
     sub = hs[np.ix_(att[ok], att[ok])]
     blk = np.where(sub >= 0, sub + extra[ok][:, None] + extra[ok][None, :], -1)

@@ -63,13 +63,8 @@ class SwitchView:
         rows[:, 0] = -1
         self.nbr = rows
         # attachment of every endpoint
-        e_node, e_port = fabric.ep_node, fabric.ep_port
-        is_sw = fabric.is_switch[e_node]
-        pn = fabric.peer_node[e_node, e_port]
-        pp = fabric.peer_port[e_node, e_port]
-        peer_is_sw = (pn >= 0) & fabric.is_switch[np.where(pn >= 0, pn, 0)]
-        ep_row = np.where(is_sw, fabric.switch_row[e_node], np.where(peer_is_sw, fabric.switch_row[np.where(pn >= 0, pn, 0)], -1))
-        ep_port = np.where(is_sw, 0, np.where(peer_is_sw, pp, -1))
+        att_node, ep_port = fabric.attachments()
+        ep_row = np.where(att_node >= 0, fabric.switch_row[np.where(att_node >= 0, att_node, 0)], -1)
         self.ep_row, self.ep_att_port = ep_row, ep_port
         owner = fabric.lid_owner
         self.lid_ep = owner

@@ -135,3 +135,16 @@ class TestFromNetwork:
 
         with pytest.raises(ConfigError, match="n.a: 'guid' must be hexadecimal \\(got 'xyz'\\)"):
             FabricGraph.from_network(elaborate(self.NED % "xyz"))
+
+
+class TestAttachments:
+    def test_arrays_agree_with_attachment(self):
+        # h2 and h3 are joined back to back: no switch reaches them
+        nodes = [NodeSpec("sw0", True, 4), NodeSpec("sw1", True, 4), NodeSpec("h0", False, 1),
+                 NodeSpec("h1", False, 2), NodeSpec("h2", False, 1), NodeSpec("h3", False, 1)]
+        links = [Link(0, 1, 1, 1), Link(2, 1, 0, 2), Link(3, 2, 1, 3), Link(3, 1, 0, 3), Link(4, 1, 5, 1)]
+        g = FabricGraph(nodes, links)
+        node, port = g.attachments()
+        assert [(int(n), int(p)) for n, p in zip(node, port)] == [g.attachment(e) for e in range(len(g.ep_lid))]
+        assert g.attachment(g.endpoint_of(4, 1)) == (-1, -1)
+        assert g.attachment(g.endpoint_of(3, 1)) == (0, 3) and g.attachment(g.endpoint_of(3, 2)) == (1, 3)
