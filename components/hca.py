@@ -99,7 +99,6 @@ class HcaTx(TxPort):
         self.vqueues = [vb.q for vb in self.vbuf]
         self.mgmt: deque[Packet] = deque()
         self.stats = node.sim.stats
-        self.single = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
 
     def enqueue(self, p: Packet) -> None:
         """Queue a packet for sending (management packets go first, on VL15)."""
@@ -112,12 +111,7 @@ class HcaTx(TxPort):
         self.poke(self.env._now)
 
     def has_work(self) -> bool:
-        if self.queued or self.mgmt:
-            return True
-        for c in self.cands:
-            if c:
-                return True
-        return False
+        return bool(self.queued or self.mgmt) or any(self.cands)
 
     def sendable(self, now: float) -> bool:
         if self.mgmt:

@@ -46,8 +46,8 @@ class BufferedSwitchTx(SwitchTx):
         self.xbar_out_free = 0.0
         self.link_free = 0.0
         self.rr = 0
-        self.single = False
-        self.trivial = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
+        # step() below does not take SwitchTx's single-VL path; _transmit() still skips select()
+        self.trivial, self.single = self.single, False
 
     def has_work(self) -> bool:
         return bool(self.mcands) or any(self.obuf) or any(self.cands)

@@ -203,6 +203,8 @@ class TxPort(salabim.Component):
         #: credit return pokes the port only then
         self.wants: list = self.cands
         self.ready: list = [None] * nvl
+        #: one data VL and an arbiter that would always choose it: select() may be skipped
+        self.single = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
         self.running = False
         self.own_wake = 0.0  # salabim starts the process at time 0
         self.early_at = INF
@@ -334,7 +336,8 @@ class TxPort(salabim.Component):
         return INF
 
     def has_work(self) -> bool:
-        raise NotImplementedError
+        """Whether anything waits to be sent (without which the port sleeps until poked)."""
+        return any(self.cands)
 
     def sendable(self, now: float) -> bool:
         """Whether a packet could start now if the link were free (no side effects; for audits)."""

@@ -172,15 +172,9 @@ class SwitchTx(TxPort):
         super().__init__(*args, **kw)
         self.mcands: list[InputBuffer] = []
         self.chosen: list[InputBuffer | None] = [None] * self.nvl
-        self.single = self.nvl == 1 and getattr(self.arbiter, "single_vl_trivial", False)
 
     def has_work(self) -> bool:
-        if self.mcands:
-            return True
-        for c in self.cands:
-            if c:
-                return True
-        return False
+        return bool(self.mcands) or any(self.cands)
 
     def sendable(self, now: float) -> bool:
         for buf in self.mcands:
