@@ -148,20 +148,25 @@ def category(bandwidth: float) -> int:
     return 3
 
 
-def link_rate_of(text: str) -> float:
-    """A link rate from ``'1x'``/``'4x'``/``'12x'`` (the paper's 2.5/10/30 Gb/s) or a quantity (``'2.5Gbps'``)."""
+def parse_rate(text: str, what: str, hint: str) -> float:
+    """A positive rate in bit/s from a quantity (``'64Mbps'``); ConfigError ``bad <what> ...: <hint>`` otherwise."""
     from ibfabric.units import UnitError, parse_quantity
 
-    t = str(text).strip()
-    if t.lower() in LINK_RATES:
-        return LINK_RATES[t.lower()]
     try:
-        v, unit = parse_quantity(t, expect="bps")
+        v, _ = parse_quantity(str(text).strip(), expect="bps")
     except UnitError:
-        raise ConfigError(f"bad link rate {text!r}: give 1x, 4x, 12x or a rate such as 2.5Gbps") from None
-    if unit is None or not v > 0:
-        raise ConfigError(f"bad link rate {text!r}: give 1x, 4x, 12x or a rate such as 2.5Gbps")
+        v = 0.0
+    if not v > 0:
+        raise ConfigError(f"bad {what} {text!r}: {hint}")
     return v
+
+
+def link_rate_of(text: str) -> float:
+    """A link rate from ``'1x'``/``'4x'``/``'12x'`` (the paper's 2.5/10/30 Gb/s) or a quantity (``'2.5Gbps'``)."""
+    t = str(text).strip().lower()
+    if t in LINK_RATES:
+        return LINK_RATES[t]
+    return parse_rate(text, "link rate", "give 1x, 4x, 12x or a rate such as 2.5Gbps")
 
 
 # ------------------------------------------------------------ traffic classes

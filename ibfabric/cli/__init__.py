@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -68,6 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ibfabric: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`ibfabric routes FILE | head`): stop quietly, as Unix tools do;
+        # stdout goes to /dev/null so that flushing it at exit raises nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

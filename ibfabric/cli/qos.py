@@ -61,15 +61,9 @@ def _frame(args) -> int:
 
 
 def _bandwidth(text: str) -> float:
-    from ibfabric.units import UnitError, parse_quantity
+    from ibfabric.components.qos import parse_rate
 
-    try:
-        v, unit = parse_quantity(str(text), expect="bps")
-    except UnitError:
-        raise ConfigError(f"bad bandwidth {text!r}: give a rate such as 64Mbps") from None
-    if unit is None or not v > 0:
-        raise ConfigError(f"bad bandwidth {text!r}: give a rate such as 64Mbps")
-    return v
+    return parse_rate(text, "bandwidth", "give a rate such as 64Mbps")
 
 
 def _slots(args) -> int:

@@ -150,6 +150,26 @@ class TestPluginsAndTopo:
         assert code == 0 and out_file.exists()
         assert load_network(out_file).canonical() == load_network(FIG1).canonical()
 
+    def test_output_into_a_closed_pipe_is_quiet(self, monkeypatch, tmp_path, capsys):
+        # `ibfabric routes FILE | head -1`: the reader has gone; stop without a traceback
+        class ClosedPipe:
+            def __init__(self, fd):
+                self.fd = fd
+
+            def write(self, text):
+                raise BrokenPipeError(32, "Broken pipe")
+
+            def flush(self):
+                pass
+
+            def fileno(self):
+                return self.fd
+
+        with open(tmp_path / "stdout", "w") as f:
+            monkeypatch.setattr(sys, "stdout", ClosedPipe(f.fileno()))
+            assert main(["routes", FIG1, "--routing", "minhop"]) == 141
+        assert capsys.readouterr().err == ""
+
     def test_console_script(self):
         proc = subprocess.run([sys.executable, "-m", "ibfabric", "--version"], capture_output=True, text=True)
         assert proc.returncode == 0 and proc.stdout.startswith("ibfabric ")
