@@ -92,7 +92,7 @@ class CbrSource:
             k = ks[i]
             dlid, sl, size, credits, src, dst, flow = fields[i]
             # positional: (slid, dlid, sl, size, credits, src, dst, created, vl, lnh, flow, msg, seq, last)
-            sendq[sl].append(Packet(slid, dlid, sl, size, credits, src, dst, t, 0, 2, flow, next_id(), k, True))
+            sendq[sl].append(Packet(slid, dlid, sl, size, credits, src, dst, t, 0, 2, flow, next_id(), k, True, cls=1))
             tx.queued += 1
             st.add_generated(1, size, t)
             ks[i] = k + 1

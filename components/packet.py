@@ -32,7 +32,9 @@ class Packet:
     virtual lane it occupies on its current link), ``lnh`` (link next header:
     2 = IBA local).  ``size`` is the wire size in bytes and ``credits`` the
     64-byte credits it needs.  ``src``/``dst`` are traffic-endpoint indices;
-    ``flow`` is a traffic class or connection id; ``msg`` and ``seq`` place it
+    ``flow`` is a connection id (0 for best-effort traffic) and ``cls`` the
+    traffic class (an index into :data:`ibfabric.measure.TRAFFIC_CLASSES`: 0
+    best effort, 1 CBR, 2 real time, 3 control); ``msg`` and ``seq`` place it
     in its message (``last`` marks the final packet).
 
     Timing: ``created`` (entered the source's send queue), ``injected``
@@ -63,6 +65,7 @@ class Packet:
     out_port: object = None
     out_vl: int = 0
     hops: int = 0
+    cls: int = 0
 
     @classmethod
     def make(cls, slid: int, dlid: int, size: int, *, sl: int = 0, **kw) -> "Packet":

@@ -1,31 +1,26 @@
 """Run summaries and result files.
 
 :func:`summarize` turns a simulation's counters into the summary dict that
-``summary.json`` holds.  Definitions:
+``summary.json`` holds.  The measurement definitions (window, offered and
+accepted load, latency, saturation) are in :mod:`ibfabric.measure` and in
+the summary's own ``definitions`` block.  Other keys:
 
-``offered_load`` / ``accepted_load``
-    Bytes of the packets created in the measurement window ``[warmup, now]``
-    (offered), and of those among them that reached their destination
-    (accepted), divided by the total data rate of every traffic endpoint's
-    link times the window length.  Accepted load can therefore never exceed
-    offered load, nor 1.
-``latency_ns``
-    From a packet's creation at its source to its last bit at the
-    destination, over the packets created in the window and delivered.
-``network_latency_ns``
-    From the packet's first bit leaving the source to its last bit arriving.
 ``packets_in_flight``
     Counted where packets are (switch buffers, last wires), independently of
     the other counters, so ``conservation_ok`` checks
     ``injected == delivered + dropped + in flight``.
 ``link_utilisation``
     Fraction of the window each directed link spent transmitting.
+``by_sl``, ``by_class``
+    Packets, accepted load and latency of the packets delivered in the
+    window, per service level and per traffic class (best effort, CBR...).
 ``qos``
     Only in QoS runs: admission and per-SL/per-connection metrics
     (:mod:`ibfabric.qos_metrics`).
 
-Files are written atomically: to a temporary file in the same directory,
-then renamed, so an interrupted run never leaves a half-written result.
+:func:`result_files` renders a run's result set (``summary.json``,
+``scalars.csv``, ``results.sca``) and :func:`write_results` writes it so
+that the set is complete or absent (:func:`write_result_set`).
 """
 
 from __future__ import annotations
@@ -41,52 +36,48 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ibfabric.errors import ConfigError
+
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.simulation import Simulation
 
 __all__ = ["summarize", "to_json", "write_atomic", "write_results"]
 
 
-def _pct(values: np.ndarray) -> dict[str, float | int | None]:
-    if len(values) == 0:
-        return {"count": 0, "mean": None, "p50": None, "p99": None, "max": None, "min": None}
-    return {
-        "count": int(len(values)),
-        "mean": float(values.mean()),
-        "p50": float(np.percentile(values, 50)),
-        "p99": float(np.percentile(values, 99)),
-        "max": float(values.max()),
-        "min": float(values.min()),
-    }
-
-
 def summarize(sim: Simulation) -> dict[str, Any]:
+    from ibfabric.measure import DEFINITIONS, breakdown, class_name, percentiles, source_backlog
+
     now = sim.now
     st = sim.stats
-    pending_packets = pending_bytes = 0
-    for n in sim.hosts:
-        for tx in n.tx.values():
-            if tx.source is not None:
-                pk, nb = tx.source.pending(now)
-                pending_packets += pk
-                pending_bytes += nb
+    backlog, pending_packets, pending_bytes = source_backlog(sim, now)
     log = st.arrays()
     done = log["delivered_at"] <= now
     delivered = int(done.sum()) + sum(1 for t in st.local if t <= now)
     dropped = int(sum(st.dropped.values()))
     in_flight = sim.packets_in_network()
     window = max(now - sim.warmup, 0.0)
-    in_window = done & (log["created"] >= sim.warmup)
-    lat = log["delivered_at"][in_window] - log["created"][in_window]
-    net_lat = log["delivered_at"][in_window] - log["injected_at"][in_window]
-    rates = [h.tx[h.first_port].link.rate / 8e9 for h in sim.hosts]  # bytes per ns
-    capacity = sum(rates) * window
+    in_window = done & (log["delivered_at"] >= sim.warmup)
+    delivered_at = log["delivered_at"][in_window]
+    lat = delivered_at - log["created"][in_window]
+    net_lat = delivered_at - log["injected_at"][in_window]
+    size = log["size"][in_window]
+    rates = np.array([h.tx[h.first_port].link.rate / 8e9 for h in sim.hosts])  # bytes per ns
+    capacity = float(rates.sum()) * window
     offered_bytes = st.offered_bytes + pending_bytes
     offered = offered_bytes / capacity if capacity > 0 else 0.0
-    accepted_bytes = float(log["size"][in_window].sum())
+    accepted_bytes = float(size.sum())
     accepted = accepted_bytes / capacity if capacity > 0 else 0.0
+    if window > 0 and len(rates):
+        dst = log["dst"][in_window]
+        ok = (dst >= 0) & (dst < len(rates))  # packets injected by hand may have no endpoint index
+        per_dst = np.bincount(dst[ok], weights=size[ok], minlength=len(rates))
+        per_dst = per_dst / (rates * window)
+        accepted_per_dst = {"min": float(per_dst.min()), "mean": float(per_dst.mean()), "max": float(per_dst.max())}
+    else:
+        accepted_per_dst = {"min": 0.0, "mean": 0.0, "max": 0.0}
+    created = st.offered_packets + pending_packets
+    backlog_block, saturated = sim.backlog.summary(now, created, sim.deadlock is not None)
     util = np.array([tx.busy_time(now) / window for tx in sim.ports]) if window > 0 and sim.ports else np.zeros(0)
-    queued = sum(tx.queued_packets() for h in sim.hosts for tx in h.tx.values()) + pending_packets
     hops = int(sum(tx.sent for tx in sim.ports))
     summary: dict[str, Any] = {
         "network": sim.network.name,
@@ -95,28 +86,35 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "routing": sim.tables.engine if sim.tables is not None else None,
         "sim_time_ns": now,
         "warmup_ns": sim.warmup,
+        "window_ns": window,
         "wall_s": sim.wall,
         "events": sim.events,
         "packet_hops": hops,
         "switches": sum(1 for n in sim.ib_nodes if n.is_switch),
         "hosts": len(sim.hosts),
         "packets_generated": st.generated + pending_packets,
-        "packets_queued_at_source": queued,
+        "packets_queued_at_source": backlog,
         "packets_injected": st.injected,
         "packets_delivered": delivered,
         "packets_dropped": dropped,
         "drops_by_reason": dict(sorted(st.dropped.items())),
         "packets_in_flight": in_flight,
         "conservation_ok": st.injected == delivered + dropped + in_flight,
-        "latency_ns": _pct(lat),
-        "network_latency_ns": _pct(net_lat),
-        "mean_hops": float(log["hops"][in_window].mean()) if in_window.any() else None,
         "offered_load": offered,
         "accepted_load": accepted,
-        "offered_bytes_per_ns_per_host": offered_bytes / (window * len(rates)) if window > 0 and rates else 0.0,
+        "accepted_packets": int(in_window.sum()),
+        "accepted_load_per_destination": accepted_per_dst,
+        "saturated": saturated,
+        "source_backlog": backlog_block,
+        "latency_ns": percentiles(lat),
+        "network_latency_ns": percentiles(net_lat),
+        "mean_hops": float(log["hops"][in_window].mean()) if in_window.any() else None,
+        "offered_bytes_per_ns_per_host": offered_bytes / (window * len(rates)) if window > 0 and len(rates) else 0.0,
         "accepted_bytes_per_ns_per_host": accepted_bytes / (window * len(rates))
-        if window > 0 and rates
+        if window > 0 and len(rates)
         else 0.0,
+        "by_sl": breakdown(log["sl"][in_window], str, size, lat, capacity),
+        "by_class": breakdown(log["cls"][in_window], class_name, size, lat, capacity),
         "link_utilisation": {
             "max": float(util.max()) if len(util) else 0.0,
             "mean": float(util.mean()) if len(util) else 0.0,
@@ -126,6 +124,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "deadlock": None
         if sim.deadlock is None
         else {"time_ns": sim.deadlock.time, "cycle": list(sim.deadlock.cycle)},
+        "definitions": DEFINITIONS,
     }
     if sim.routing_time is not None:
         summary["routing_time_s"] = sim.routing_time
@@ -175,31 +174,185 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         raise
 
 
-def write_results(sim: Simulation, summary: dict[str, Any], out_dir: str | os.PathLike) -> list[Path]:
-    """Write ``summary.json``, ``scalars.csv`` and ``results.sca`` (OMNeT++ text) into *out_dir*."""
-    out = Path(out_dir)
-    files = []
-    write_atomic(out / "summary.json", to_json(summary) + "\n")
-    files.append(out / "summary.json")
-    rows = sim.scalars()
+def config_id(config: dict[str, Any]) -> str:
+    """A run id: the first 16 hex digits of the SHA-256 of *config* as canonical JSON."""
+    import hashlib
+
+    text = json.dumps(_clean(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_config(sim: Simulation, until: float) -> dict[str, Any]:
+    """What determines a run's results: topology (with its content hash), parameters set, seed, window."""
+    import hashlib
+
+    source = sim.network.source
+    topo: dict[str, Any] = {"name": sim.network.name, "source": source}
+    if source and os.path.isfile(source):
+        topo["sha256"] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+    return {
+        "topology": topo,
+        "parameters": [list(item) for item in sim.parameters_set()],
+        "seed": sim.seed,
+        "warmup_ns": sim.warmup,
+        "time_ns": until,
+    }
+
+
+def _quote(v: Any) -> str:
+    text = str(v)
+    if text == "" or any(c.isspace() or c == '"' for c in text):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
+
+
+def scalar_rows(sim: Simulation, summary: dict[str, Any]) -> list[tuple[str, str, float]]:
+    """Every scalar of a run as ``(module, name, value)``: the summary's statistics (module: the network),
+    per host (packets sent and received in the window, accepted load, mean latency to it), per port
+    (utilisation and packets sent), then the recorders'."""
+    from ibfabric.measure import flatten
+
+    net = sim.network.name
+    rows: list[tuple[str, str, float]] = [(net, k, v) for k, v in flatten(summary).items()]
+    now = sim.now
+    window = max(now - sim.warmup, 0.0)
+    log = sim.stats.arrays()
+    n = len(sim.hosts)
+    sel = (log["delivered_at"] <= now) & (log["delivered_at"] >= sim.warmup) & (log["dst"] >= 0) & (log["dst"] < n)
+    dst, size = log["dst"][sel], log["size"][sel]
+    lat = log["delivered_at"][sel] - log["created"][sel]
+    received = np.bincount(dst, minlength=n)
+    nbytes = np.bincount(dst, weights=size, minlength=n)
+    latsum = np.bincount(dst, weights=lat, minlength=n)
+    for i, h in enumerate(sim.hosts):
+        rate = h.tx[h.first_port].link.rate / 8e9
+        rows.append((h.path, "packetsSent", float(sum(tx.sent for tx in h.tx.values()))))
+        rows.append((h.path, "packetsReceived", float(received[i])))
+        rows.append((h.path, "acceptedLoad", float(nbytes[i] / (rate * window)) if window > 0 else 0.0))
+        if received[i]:
+            rows.append((h.path, "latencyMean", float(latsum[i] / received[i])))
+    for tx in sim.ports:
+        rows.append((tx.name_, "utilisation", tx.busy_time(now) / window if window > 0 else 0.0))
+        rows.append((tx.name_, "packetsSent", float(tx.sent)))
+    rows.extend(sim.scalars())
+    return rows
+
+
+def result_files(sim: Simulation, summary: dict[str, Any], run: dict[str, Any] | None = None) -> dict[str, str]:
+    """The texts of a run's result set: ``summary.json``, ``scalars.csv`` and ``results.sca``.
+
+    *run* gives the run's identity: ``run_id``, ``configname``, ``iterationvars`` (OMNeT++ style
+    ``$load=0.1, $routing=updn``), ``repetition`` and ``vars``; by default the run id hashes
+    :func:`run_config` and the configuration is named ``General``, as in OMNeT++.
+    """
+    run = dict(run or {})
+    run.setdefault("run_id", config_id(run_config(sim, sim.now)))
+    run.setdefault("configname", "General")
+    run.setdefault("iterationvars", "")
+    run.setdefault("repetition", 0)
+    rid = run["run_id"]
+    rows = scalar_rows(sim, summary)
     buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["module", "name", "value"])
-    for row in rows:
-        w.writerow(row)
-    write_atomic(out / "scalars.csv", buf.getvalue())
-    files.append(out / "scalars.csv")
-    lines = ["version 2", f"run ibfabric-{sim.network.name}-seed{sim.seed}", f'attr network {sim.network.name}',
-             f"attr seedset {sim.seed}", ""]
-    for key in ("packets_injected", "packets_delivered", "packets_dropped", "packets_in_flight",
-                "offered_load", "accepted_load"):
-        lines.append(f"scalar {sim.network.name} {key} {summary[key]}")
-    for key in ("mean", "p50", "p99", "max"):
-        v = summary["latency_ns"][key]
-        if v is not None:
-            lines.append(f"scalar {sim.network.name} latency:{key} {v}")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run_id", "module", "name", "value"])
     for module, name, value in rows:
-        lines.append(f"scalar {module} {name} {value}")
-    write_atomic(out / "results.sca", "\n".join(lines) + "\n")
-    files.append(out / "results.sca")
+        w.writerow([rid, module, name, repr(float(value))])
+    lines = ["version 2", f"run {rid}"]
+    attrs_ = {
+        "configname": run["configname"],
+        "network": sim.network.name,
+        "inifile": sim.network.source,
+        "iterationvars": run["iterationvars"],
+        "repetition": run["repetition"],
+        "replication": f"#{run['repetition']}, seedset={sim.seed}",
+        "seedset": sim.seed,
+        "warmup-period": f"{sim.warmup}ns",
+        "sim-time-limit": f"{sim.now}ns",
+    }
+    for name, value in (run.get("vars") or {}).items():
+        attrs_.setdefault(name, value)
+    lines += [f"attr {k} {_quote(v)}" for k, v in attrs_.items()]
+    lines += [f"param {p} {_quote(v)}" for p, v in sim.parameters_set()]
+    lines.append("")
+    lines += [f"scalar {_quote(m)} {_quote(n)} {float(v)!r}" for m, n, v in rows]
+    return {
+        "summary.json": to_json(summary) + "\n",
+        "scalars.csv": buf.getvalue(),
+        "results.sca": "\n".join(lines) + "\n",
+    }
+
+
+MANIFEST = "manifest.json"
+
+
+def write_result_set(out_dir: str | os.PathLike, files: dict[str, str]) -> list[Path]:
+    """Write a result set so that it is complete or absent.
+
+    A new (or empty) *out_dir* is written as a temporary sibling directory
+    and renamed into place in one step.  Into an existing directory, the old
+    ``manifest.json`` is removed first, every file is replaced atomically,
+    and a new manifest (each file's SHA-256) is written last: a reader that
+    requires a manifest matching the files never sees a partial or mixed set.
+    """
+    import hashlib
+    import shutil
+
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: exists and is not a directory")
+    manifest = to_json({"files": {n: hashlib.sha256(t.encode()).hexdigest() for n, t in files.items()}}) + "\n"
+    names = [*files, MANIFEST]
+    if not out.exists() or not any(out.iterdir()):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+        try:
+            os.chmod(tmp, 0o777 & ~_umask())
+            for name, text in files.items():
+                _write(tmp / name, text)
+            _write(tmp / MANIFEST, manifest)
+            if out.exists():
+                out.rmdir()  # empty: replaced by the complete set
+            os.rename(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    else:
+        try:
+            (out / MANIFEST).unlink()
+        except FileNotFoundError:
+            pass
+        for name, text in files.items():
+            write_atomic(out / name, text)
+        write_atomic(out / MANIFEST, manifest)
+    return [out / n for n in names]
+
+
+def _write(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_result_set(out_dir: str | os.PathLike) -> dict[str, str] | None:
+    """The files of a complete result set in *out_dir* (None if its manifest is missing or does not match)."""
+    import hashlib
+
+    out = Path(out_dir)
+    try:
+        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        files = {}
+        for name, digest in manifest["files"].items():
+            text = (out / name).read_text(encoding="utf-8")
+            if hashlib.sha256(text.encode()).hexdigest() != digest:
+                return None
+            files[name] = text
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
     return files
+
+
+def write_results(sim: Simulation, summary: dict[str, Any], out_dir: str | os.PathLike,
+                  run: dict[str, Any] | None = None) -> list[Path]:
+    """Write ``summary.json``, ``scalars.csv`` and ``results.sca`` (OMNeT++ text) into *out_dir*, as one set."""
+    return write_result_set(out_dir, result_files(sim, summary, run))

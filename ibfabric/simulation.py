@@ -30,6 +30,7 @@ import salabim
 
 from ibfabric.errors import ConfigError, DeadlockError, TopologyError
 from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng
+from ibfabric.measure import BacklogMonitor
 from ibfabric.plugins.manager import PluginSet
 from ibfabric.signals import Recorder, SignalBus
 from ibfabric.stats import PacketStats
@@ -146,13 +147,14 @@ class Simulation:
         CLI's ``--routing``, ``--load``... become).
     network : str, optional
         Which network of the file to build (default: the only/last one).
-    seed : int
-        The run's seed; every module draws from its own generator derived
-        from it and its path.
+    seed : int, default 1
+        The run's seed (the command line's default too); every module draws
+        from its own generator derived from it and its path.
     plugins, block :
         Extra plugin objects, and plugin names not to load.
     warmup : float or str
-        Start of the measurement window (statistics ignore earlier packets).
+        Start of the measurement window ``[warmup, end]`` (see
+        :mod:`ibfabric.measure` for what is measured in it).
     check : bool
         Verify the credit invariant at every transmission (slow; for tests).
     deadlock_interval : float or str
@@ -166,7 +168,7 @@ class Simulation:
         overrides: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         optional_overrides: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         network: str | None = None,
-        seed: int = 0,
+        seed: int = 1,
         plugins: Iterable[Any] = (),
         block: Iterable[str] = (),
         warmup: float | str = 0.0,
@@ -191,6 +193,7 @@ class Simulation:
         self.signals = SignalBus(lambda: self.env._now)
         self.events_queue = EventQueue()
         self.stats = PacketStats(self.warmup)
+        self.backlog = BacklogMonitor(self)
         self.recorders: list[Recorder] = []
         self.traffic_stop = INF
         self.tables = None  # the installed ForwardingTables (set by the subnet manager)
@@ -564,6 +567,7 @@ class Simulation:
             raise ConfigError(f"cannot run until {end} ns: the simulation is already at {self.now} ns")
         self._listen_received = self.signals.listened("packetReceived")
         self._listen_dropped = self.signals.listened("packetDropped")
+        self.backlog.schedule(end)
         t0 = time.perf_counter()
         try:
             self._run_chunks(end, progress)
@@ -605,6 +609,10 @@ class Simulation:
         s = summarize(self)
         self.plugins.pm.hook.ibfabric_run_finished(simulation=self, summary=s)
         return s
+
+    def parameters_set(self) -> list[tuple[str, str]]:
+        """The ``(pattern, value)`` overrides that set a parameter of this network, in priority order."""
+        return self._overrides.used()
 
     def scalars(self) -> list[tuple[str, str, float]]:
         """(module, statistic, value) rows of every recorder."""
@@ -693,9 +701,14 @@ def _literal(v: Any) -> str:
 
 
 def load(topology: str | os.PathLike, **kwargs: Any) -> Simulation:
-    """Build a :class:`Simulation` from a topology file (see its parameters)."""
+    """Build a :class:`Simulation` from a topology file or a shipped topology's name
+    (``'irregular16'``, as on the command line); see :class:`Simulation` for the parameters."""
     if isinstance(topology, os.PathLike) or (isinstance(topology, str) and "\n" not in topology and "{" not in topology):
+        from ibfabric.topologies import SHIPPED, shipped
+
         path = Path(topology)
         if not path.exists():
-            raise ConfigError(f"{topology}: no such file")
+            if str(topology) in SHIPPED:
+                return Simulation(shipped(str(topology)), **kwargs)
+            raise ConfigError(f"{topology}: no such file or shipped topology ({', '.join(sorted(SHIPPED))})")
     return Simulation(topology, **kwargs)

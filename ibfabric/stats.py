@@ -19,14 +19,15 @@ class PacketStats:
     """Counters and the delivery log of one simulation.
 
     ``window`` is the start of the measurement window (the warm-up time):
-    offered bytes count messages created at or after it; latency statistics
-    use the packets created at or after it.
+    offered bytes count messages created at or after it.  What was delivered
+    in the window is found from the delivery log (:mod:`ibfabric.measure`).
     """
 
     def __init__(self, window: float = 0.0):
         self.window = window
         self.generated = 0
         self.offered_bytes = 0  # bytes of messages created in the window
+        self.offered_packets = 0  # their packets
         self.injected = 0
         self.dropped: Counter[str] = Counter()
         self.local: list[float] = []  # tail times of packets consumed by switches
@@ -41,11 +42,13 @@ class PacketStats:
         self.flow = array("l")
         self.msg = array("l")
         self.last = array("b")
+        self.cls = array("b")
 
     def add_generated(self, n: int, nbytes: int, t: float) -> None:
         self.generated += n
         if t >= self.window:
             self.offered_bytes += nbytes
+            self.offered_packets += n
 
     def add_delivery(self, p, t: float) -> None:
         self.created.append(p.created)
@@ -59,11 +62,12 @@ class PacketStats:
         self.flow.append(p.flow)
         self.msg.append(p.msg)
         self.last.append(p.last)
+        self.cls.append(p.cls)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The delivery log as numpy arrays (one entry per delivered packet, in delivery order)."""
         out = {}
-        for name in ("created", "injected_at", "delivered_at", "size", "sl", "src", "dst", "hops", "flow", "msg", "last"):
+        for name in ("created", "injected_at", "delivered_at", "size", "sl", "src", "dst", "hops", "flow", "msg", "last", "cls"):
             a = getattr(self, name)
             out[name] = np.frombuffer(a, dtype=a.typecode).copy() if len(a) else np.zeros(0, dtype=a.typecode)
         out["last"] = out["last"].astype(bool)

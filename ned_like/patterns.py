@@ -251,6 +251,10 @@ class OverrideSet:
         found = self.find(param_path)
         return None if found is None else found[1]
 
+    def used(self) -> list[tuple[str, str]]:
+        """The ``(pattern, value text)`` items that have matched a parameter path, in order."""
+        return [item for item, used in zip(self._items, self._used) if used]
+
     def unused(self) -> list[str]:
         """The patterns that have matched no parameter path so far, in order."""
         return [p for (p, _), used in zip(self._items, self._used) if not used]

@@ -103,6 +103,8 @@ def run(args) -> int:
     topology, sets, soft, duration, warmup = scenario(args)
     if args.load is not None and not args.load > 0:
         raise ConfigError(f"--load must be > 0 (got {args.load})")
+    if args.out:
+        check_out_dir(args.out)
     sim = Simulation(
         topology, overrides=sets, optional_overrides=soft, network=args.network, seed=args.seed,
         warmup=warmup, check=args.check,
@@ -130,6 +132,19 @@ def run(args) -> int:
     if deadlock is not None:
         raise deadlock
     return 0
+
+
+def check_out_dir(path: str) -> None:
+    """Fail before the simulation, not after it, when results could not be written to *path*."""
+    import os
+    from pathlib import Path
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {path}: exists and is not a directory")
+    parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {path}: {parent} is not writable")
 
 
 def _fmt(v, unit: str = "", digits: int = 1) -> str:
@@ -165,14 +180,26 @@ def print_summary(s: dict[str, Any]) -> None:
         ("packets delivered", _fmt(s["packets_delivered"])),
         ("packets dropped", _fmt(s["packets_dropped"])),
         ("packets in flight", _fmt(s["packets_in_flight"])),
+        ("packets queued at source", _fmt(s["packets_queued_at_source"])),
+        ("saturated", "yes" if s["saturated"] else "no"),
         ("link utilisation max", _fmt(util["max"], digits=3)),
         ("link utilisation mean", _fmt(util["mean"], digits=3)),
         ("simulated time", _fmt(s["sim_time_ns"] / 1000, " us")),
         ("events", _fmt(s["events"])),
         ("wall time", _fmt(s["wall_s"], " s", 2)),
     ]
+    for key, label in (("by_sl", "SL {}"), ("by_class", "{}")):
+        groups = s.get(key) or {}
+        if len(groups) > 1:  # one row per group only where there is more than one
+            for name, g in groups.items():
+                what = label.format(name.replace("_", " "))
+                rows.append((f"{what}: accepted / latency mean",
+                             f"{_fmt(g['accepted_load'], digits=3)} / {_fmt(g['latency_ns']['mean'], ' ns')}"))
     for r in rows:
         t.add_row(*r)
     console.print(t)
+    if s["saturated"] and not s["deadlock"]:
+        print("warning: the source backlog grew through the measurement window: the fabric is saturated"
+              " at this load (accepted load is the throughput it sustains)", file=sys.stderr)
     if not s["conservation_ok"]:
         print("warning: packet conservation check failed", file=sys.stderr)
