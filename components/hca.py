@@ -331,6 +331,14 @@ class TrafficSource:
         self.rng.bit_generator.state = state
         return packets, nbytes
 
+    def pending_estimate(self, now: float) -> float:
+        """The expected number of packets :meth:`pending` would count, in O(1): messages
+        arrive every ``mean_gap`` on average after the next one, due at ``next_time``."""
+        end = min(now, self.sim.traffic_stop)
+        if self.next_time > end:
+            return 0.0
+        return (1.0 + (end - self.next_time) / self.mean_gap) * len(self.packet_sizes)
+
     def _emit(self, t: float, dst: int, sl: int) -> None:
         dlid = self.dlids_l[dst]
         msg = self.sim.next_message_id()
