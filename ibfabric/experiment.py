@@ -1,0 +1,666 @@
+"""Experiment files: a parameter study in TOML, expanded into runs (OMNeT++'s configurations and iterations).
+
+An experiment names a topology, sets model parameters by wildcard path and
+declares iteration variables; every combination of their values, repeated
+``repeat`` times, is one run::
+
+    [experiment]
+    name = "loadsweep"
+    topology = "irregular16"
+    time = "300us"
+    repeat = 3
+
+    [parameters]
+    "**.traffic" = "uniform"
+    "**.load" = "${load}"
+
+    [iterations]
+    load = "0.1..0.9 step 0.1"
+
+:meth:`Experiment.runs` gives one :class:`RunSpec` per run; nothing here
+simulates.  Errors are :class:`ExperimentError`, one line starting with
+``file:line:col:`` at the key or value the user wrote (found by
+:mod:`ibfabric.tomlpos`).
+
+Examples
+--------
+>>> exp = Experiment.from_text('''
+... [experiment]
+... name = "demo"
+... topology = "irregular16"
+... time = "10us"
+... repeat = 2
+... [parameters]
+... "**.load" = "${load}"
+... [iterations]
+... load = "0.1..0.3 step 0.1"
+... ''')
+>>> len(exp), exp.values("load")
+(6, [0.1, 0.2, 0.3])
+>>> run = exp.runs()[1]
+>>> run.iterationvars, run.repetition, run.overrides
+('$load=0.1', 1, (('**.load', '0.1'),))
+"""
+
+from __future__ import annotations
+
+import decimal
+import difflib
+import functools
+import inspect
+import itertools
+import math
+import os
+import re
+import tomllib
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ibfabric.errors import ConfigError
+from ibfabric.runspec import GENERATOR_ERRORS, ExperimentError, RunSpec, as_text, generated_ned
+from ibfabric.tomlpos import Locator, toml_error
+
+__all__ = ["Experiment", "ExperimentError", "RunSpec", "derive_seed", "parse_values"]
+
+#: Most values one range may give, and most runs one experiment may have.
+MAX_VALUES = 100_000
+MAX_RUNS = 100_000
+
+_TABLES = ("experiment", "parameters", "iterations", "saturation")
+_EXPERIMENT_KEYS = ("name", "topology", "network", "time", "warmup", "repeat", "seed", "together")
+_SATURATION_KEYS = ("variable", "low", "high", "tolerance", "max_runs", "threshold")
+_BUILTINS = ("repetition", "seed")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VAR = re.compile(r"\$\{([^{}]*)\}")
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_RANGE = re.compile(rf"\s*({_NUM})\s*\.\.\s*({_NUM})(?:\s*step\s*({_NUM}))?\s*")
+_LOOKS_LIKE_RANGE = re.compile(r"\s*[-+]?[0-9.]*[0-9](?:[eE][-+]?[0-9]+)?\s*\.\.")
+_INT = re.compile(r"[-+]?\d+")
+_SCALARS = (str, int, float, bool)
+
+
+
+# ----------------------------------------------------------------- values
+
+
+def parse_values(value: Any, where: str = "") -> list:
+    """The values of one iteration variable, from its TOML value.
+
+    Parameters
+    ----------
+    value : list, str, int, float or bool
+        A list of scalars; a range string ``'a..b step s'`` (``'a..b'``:
+        step 1), inclusive of *b* when it lands on it (within 1e-9 of a
+        step); or a scalar, which is one value.
+    where : str
+        ``file:line:col`` put in front of error messages.
+
+    Returns
+    -------
+    list
+        Ranges are computed in decimal, so ``'0.1..0.3 step 0.1'`` gives
+        ``[0.1, 0.2, 0.3]``; ints when *a*, *b* and *s* are written as
+        integers, floats otherwise.
+
+    Raises
+    ------
+    ExperimentError
+        For an empty list or range, a step that is not positive, more than
+        100,000 values, or a value that is not a string, number or boolean.
+
+    Examples
+    --------
+    >>> parse_values("0.7..1 step 0.1"), parse_values("1..3"), parse_values(["a", 2])
+    ([0.7, 0.8, 0.9, 1.0], [1, 2, 3], ['a', 2])
+    """
+    fail = lambda msg: ExperimentError(f"{where}: {msg}" if where else msg)  # noqa: E731
+    if isinstance(value, list):
+        if not value:
+            raise fail("empty list of values")
+        bad = next((v for v in value if not isinstance(v, _SCALARS)), None)
+        if bad is not None:
+            raise fail(f"a list of values holds strings, numbers or booleans (got {_kind(bad)})")
+        return list(value)
+    if isinstance(value, str) and _LOOKS_LIKE_RANGE.match(value):
+        return _range(value, fail)
+    if not isinstance(value, _SCALARS):
+        raise fail(f"expected a list, a range 'a..b step s' or a single value (got {_kind(value)})")
+    return [value]
+
+
+def _range(text: str, fail) -> list:
+    m = _RANGE.fullmatch(text)
+    if m is None:
+        raise fail(f"bad range {text!r}: expected 'a..b' or 'a..b step s'")
+    a_s, b_s, s_s = m.group(1), m.group(2), m.group(3) or "1"
+    integral = all(_INT.fullmatch(x) for x in (a_s, b_s, s_s))
+    try:
+        with decimal.localcontext() as ctx:
+            ctx.prec = 40
+            a, b, s = decimal.Decimal(a_s), decimal.Decimal(b_s), decimal.Decimal(s_s)
+            if s <= 0:
+                raise fail(f"bad range {text!r}: the step must be positive")
+            if b < a:
+                raise fail(f"bad range {text!r}: empty ({b_s} < {a_s})")
+            steps = (b - a) / s + decimal.Decimal("1e-9")
+            if steps >= MAX_VALUES:
+                raise fail(f"bad range {text!r}: more than {MAX_VALUES} values")
+            count = int(steps.to_integral_value(decimal.ROUND_FLOOR)) + 1
+            exact = [a + k * s for k in range(count)]
+    except decimal.DecimalException:
+        raise fail(f"bad range {text!r}: numbers out of range") from None
+    if integral:
+        return [int(v) for v in exact]
+    values = [float(v) for v in exact]
+    if not all(math.isfinite(v) for v in values):
+        raise fail(f"bad range {text!r}: numbers out of range")
+    return values
+
+
+def derive_seed(base: int, repetition: int) -> int:
+    """The seed of repetition *repetition* of an experiment with base seed *base*.
+
+    Depends on ``(base, repetition)`` only, as OMNeT++'s ``seedset =
+    ${repetition}``: the same repetition of two configurations draws the
+    same random numbers (common random numbers), and different repetitions
+    are independent streams of :class:`numpy.random.SeedSequence`.
+
+    >>> derive_seed(1, 0) == derive_seed(1, 0) != derive_seed(1, 1)
+    True
+    """
+    for what, v in (("base seed", base), ("repetition", repetition)):
+        if not _is_count(v):
+            raise ExperimentError(f"the {what} must be a non-negative integer (got {v!r})")
+    return _seed(int(base), int(repetition))
+
+
+def _is_count(v: Any) -> bool:
+    """A non-negative integer (Python's or NumPy's), not a boolean."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
+
+
+@functools.lru_cache(maxsize=1024)
+def _seed(base: int, repetition: int) -> int:
+    return int(np.random.SeedSequence([base, repetition]).generate_state(1, dtype=np.uint32)[0])
+
+
+def _kind(v: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list", dict: "a table"}
+    return names.get(type(v), type(v).__name__)
+
+
+
+
+def _literal(v: Any) -> str:
+    """A whole parameter value as NED text: strings as they are, ``true``/``false``, numbers by ``repr``."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v)
+
+
+def _key(v: Any) -> tuple[str, str]:
+    """Identity of a value for deduplication: 1, 1.0 and True are three values."""
+    return type(v).__name__, repr(v)
+
+
+# ----------------------------------------------------------------- experiment
+
+
+class Experiment:
+    """A parsed experiment file: its name, iteration variables and runs.
+
+    Build with :meth:`from_file` or :meth:`from_text`; every run is built
+    once while loading, so a bad file fails there, with its location.
+
+    Attributes
+    ----------
+    path : pathlib.Path or None
+        The file (absolute), None for text.
+    name : str
+    variables : list of str
+        The iteration variables, in file order.
+    repeat, seed : int
+        Repetitions of every point, and the base seed.
+    saturation : dict or None
+        The ``[saturation]`` table with defaults filled in.
+    """
+
+    def __init__(self, data: dict, locator: Locator, base_dir: Path, path: Path | None = None):
+        self.path = path
+        self._loc = locator
+        self._base_dir = base_dir
+        self._topology_cache: dict[str, str] = {}
+        self._generator_cache: dict[tuple, tuple] = {}
+        self._time_cache: dict[tuple, float] = {}
+        for key, value in data.items():
+            if key not in _TABLES:
+                what = f"table [{key}]" if isinstance(value, dict) else f"top-level key '{key}'"
+                raise self._error((key,), f"unknown {what}{_hint(key, _TABLES)} (valid tables: {', '.join(_TABLES)})")
+            if not isinstance(value, dict):
+                raise self._error((key,), f"[{key}] must be a table (got {_kind(value)})")
+        if "experiment" not in data:
+            raise ExperimentError(f"{locator.filename}:1:1: missing table [experiment]")
+        exp = data["experiment"]
+        self._check_keys("experiment", exp, _EXPERIMENT_KEYS)
+        self._tables = data
+        self.name = self._get("experiment", "name", str, "a string")
+        if not _NAME.fullmatch(self.name):
+            raise self._error(("experiment", "name"), f"bad name {self.name!r}: letters, digits, '_', '-' and '.' only", value=True)
+        self.repeat = self._get("experiment", "repeat", int, "an integer", default=1, low=1)
+        self.seed = self._get("experiment", "seed", int, "an integer", default=1, low=0)
+        self._read_iterations(data.get("iterations", {}))
+        self._axes = self._read_together(exp.get("together", []))
+        self._read_templates(exp, data.get("parameters", {}))
+        self.saturation = self._read_saturation(data.get("saturation"))
+        count = math.prod(len(values) for _, values in self._axes) * self.repeat
+        if count > MAX_RUNS:
+            where = ("iterations",) if self.variables else ("experiment", "repeat")
+            raise self._error(where, f"{count} runs: more than {MAX_RUNS}")
+        self._runs = [self.run(p, r) for p in self.points() for r in range(self.repeat)]
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> Experiment:
+        """Read an experiment file; relative topology paths are relative to its directory."""
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise ExperimentError(f"{path}: no such file") from None
+        except OSError as exc:
+            raise ExperimentError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ExperimentError(f"{path}: not a UTF-8 text file") from None
+        return cls._parse(text, str(path), path.absolute().parent, path.absolute())
+
+    @classmethod
+    def from_text(cls, text: str, filename: str = "<experiment>", base_dir: str | os.PathLike | None = None) -> Experiment:
+        """Parse experiment text; *filename* is used in messages, *base_dir* (default: the current directory) resolves relative topology paths."""
+        return cls._parse(text, filename, Path(base_dir if base_dir is not None else os.getcwd()).absolute())
+
+    @classmethod
+    def _parse(cls, text: str, filename: str, base_dir: Path, path: Path | None = None) -> Experiment:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise toml_error(exc, text, filename, ExperimentError) from None
+        except RecursionError:
+            raise ExperimentError(f"{filename}:1:1: values nested too deeply") from None
+        return cls(data, Locator(text, filename), base_dir, path)
+
+    # ------------------------------------------------------------ reading
+
+    def _error(self, path: tuple, message: str, *, value: bool = False) -> ExperimentError:
+        return ExperimentError(f"{self._loc.at(path, value=value)}: {message}")
+
+    def _check_keys(self, table: str, values: dict, valid: tuple) -> None:
+        for key in values:
+            if key not in valid:
+                raise self._error((table, key), f"unknown key '{key}' in [{table}]{_hint(key, valid)} (valid: {', '.join(valid)})")
+
+    def _get(self, section: str, key: str, kind: type, expected: str, *, default=None, low=None, high=None, open_=False):
+        """A scalar of [experiment]/[saturation]: type and bounds checked; a missing key without default is an error."""
+        table = self._tables[section]
+        if key not in table:
+            if default is None:
+                raise self._error((section,), f"missing key '{key}' in [{section}]")
+            return default
+        v = table[key]
+        if kind is float:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        else:
+            ok = isinstance(v, kind) and not isinstance(v, bool)
+        if not ok:
+            raise self._error((section, key), f"'{key}' must be {expected} (got {_kind(v)})", value=True)
+        if (low is not None and (v <= low if open_ else v < low)) or (high is not None and v >= high):
+            if high is not None:
+                bound = f"between {low} and {high} (excluded)"
+            else:
+                bound = f"greater than {low}" if open_ else f"at least {low}"
+            raise self._error((section, key), f"'{key}' must be {bound} (got {v})", value=True)
+        return float(v) if kind is float else v
+
+    def _read_iterations(self, table: dict) -> None:
+        self.variables: list[str] = []
+        self._values: dict[str, list] = {}
+        for name, value in table.items():
+            if not _IDENT.fullmatch(name):
+                raise self._error(("iterations", name), f"bad variable name '{name}': a letter or '_', then letters, digits or '_'")
+            if name in _BUILTINS:
+                raise self._error(("iterations", name), f"'{name}' is a built-in variable ({', '.join(_BUILTINS)})")
+            self._values[name] = parse_values(value, self._loc.at(("iterations", name), value=True))
+            self.variables.append(name)
+
+    def _read_together(self, together: Any) -> list[tuple[tuple[str, ...], list[tuple]]]:
+        """The axes of the product: one per variable, or one per group, at its first member's place."""
+        path = ("experiment", "together")
+        if not isinstance(together, list) or not all(isinstance(g, list) and all(isinstance(n, str) for n in g) for g in together):
+            raise self._error(path, "'together' must be a list of lists of variable names, e.g. [[\"size\", \"buffer\"]]", value=True)
+        group_of: dict[str, int] = {}
+        for k, group in enumerate(together):
+            if not group:
+                raise self._error(path, "'together' has an empty group", value=True)
+            for name in group:
+                if name not in self._values:
+                    raise self._error(path, f"'together' names '{name}', not an iteration variable{_listing(self.variables)}", value=True)
+                if name in group_of:
+                    raise self._error(path, f"'together' names '{name}' twice", value=True)
+                group_of[name] = k
+            lengths = {name: len(self._values[name]) for name in group}
+            if len(set(lengths.values())) > 1:
+                shown = ", ".join(f"'{n}' has {c}" for n, c in lengths.items())
+                raise self._error(path, f"variables that vary together need as many values each ({shown})", value=True)
+        axes, done = [], set()
+        for name in self.variables:
+            if name not in group_of:
+                axes.append(((name,), [(v,) for v in self._values[name]]))
+            elif group_of[name] not in done:
+                done.add(group_of[name])
+                members = tuple(n for n in self.variables if group_of.get(n) == group_of[name])
+                axes.append((members, list(zip(*(self._values[n] for n in members)))))
+        return axes
+
+    def _read_templates(self, exp: dict, parameters: dict) -> None:
+        """topology, network, time, warmup and parameter values: types checked, ``${...}`` names known."""
+        if "topology" not in exp:
+            raise self._error(("experiment",), "missing key 'topology' in [experiment]")
+        topo = exp["topology"]
+        if isinstance(topo, dict):
+            if "generator" not in topo:
+                raise self._error(("experiment", "topology"), "a generated topology needs 'generator' (one of: fattree, hypercube, irregular, mesh, torus)", value=True)
+            for key, v in topo.items():
+                self._check_template(("experiment", "topology", key), v, (str, int, float, bool, list))
+        else:
+            self._check_template(("experiment", "topology"), topo, (str,), "a string or a generator table")
+        self._topology = topo
+        self._network = exp.get("network")
+        if self._network is not None:
+            self._check_template(("experiment", "network"), self._network, (str,))
+        if "time" not in exp:
+            raise self._error(("experiment",), "missing key 'time' in [experiment]")
+        self._time = exp["time"]
+        self._warmup = exp.get("warmup", "0ns")
+        for key in ("time", "warmup"):
+            self._check_template(("experiment", key), exp.get(key, "0ns"), (str, int, float), "a duration string or a number (ns)")
+        self._parameters: list[tuple[str, Any]] = []
+        for pattern, value, path in _flatten(parameters, ("parameters",)):
+            if not pattern.strip():
+                raise self._error(path, "an empty parameter pattern")
+            self._check_template(path, value, (str, int, float, bool), "a string, number or boolean")
+            self._parameters.append((pattern, value if isinstance(value, str) else _literal(value)))
+
+    def _check_template(self, path: tuple, value: Any, kinds: tuple, expected: str | None = None) -> None:
+        if isinstance(value, list) and list in kinds:
+            for v in value:
+                self._check_template(path, v, _SCALARS)
+            return
+        if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+            expected = expected or " or ".join(_kind(k()) for k in kinds)
+            raise self._error(path, f"'{'.'.join(path[1:])}' must be {expected} (got {_kind(value)})", value=True)
+        if not isinstance(value, str):
+            return
+        if "${" in _VAR.sub("", value):
+            raise self._error(path, f"unterminated '${{' in {value!r}", value=True)
+        for m in _VAR.finditer(value):
+            name = m.group(1).strip()
+            if name in self._values or name in _BUILTINS:
+                continue
+            if "=" in name:
+                raise self._error(path, f"inline iterations like '{m.group()}' are not supported: declare the variable in [iterations]", value=True)
+            known = ", ".join(self.variables) or "none"
+            raise self._error(path, f"unknown variable '${{{name}}}' (iteration variables: {known}; built-in: {', '.join(_BUILTINS)})", value=True)
+
+    def _read_saturation(self, table: dict | None) -> dict | None:
+        if table is None:
+            return None
+        self._check_keys("saturation", table, _SATURATION_KEYS)
+        variable = self._get("saturation", "variable", str, "a string")
+        if variable not in self._values:
+            raise self._error(("saturation", "variable"), f"'variable' must name an iteration variable (got '{variable}'){_listing(self.variables)}", value=True)
+        low = self._get("saturation", "low", float, "a number", low=0.0, open_=True)
+        high = self._get("saturation", "high", float, "a number", low=0.0, open_=True)
+        if not low < high:
+            raise self._error(("saturation", "high"), f"'high' must be greater than 'low' ({high} <= {low})", value=True)
+        return {
+            "variable": variable,
+            "low": low,
+            "high": high,
+            "tolerance": self._get("saturation", "tolerance", float, "a number", default=0.01, low=0.0, open_=True),
+            "max_runs": self._get("saturation", "max_runs", int, "an integer", default=8, low=2),
+            "threshold": self._get("saturation", "threshold", float, "a number", default=0.95, low=0.0, high=1.0, open_=True),
+        }
+
+    # ------------------------------------------------------------ points and runs
+
+    def values(self, name: str) -> list:
+        """The values of iteration variable *name*."""
+        if name not in self._values:
+            raise self._no_variable(name)
+        return list(self._values[name])
+
+    def _no_variable(self, name: str) -> ExperimentError:
+        return ExperimentError(f"{self._loc.filename}: no iteration variable '{name}'{_listing(self.variables)}")
+
+    def points(self, *, exclude: Collection[str] = ()) -> list[dict]:
+        """The assignments of the iteration variables in run order (first variable slowest), without *exclude*, each once."""
+        exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
+        for name in exclude:
+            self.values(name)
+        seen, out = set(), []
+        for combo in itertools.product(*(values for _, values in self._axes)):
+            point = {}
+            for (names, _), values in zip(self._axes, combo):
+                point.update(zip(names, values))
+            point = {n: point[n] for n in self.variables if n not in exclude}
+            key = tuple(_key(v) for v in point.values())
+            if key not in seen:
+                seen.add(key)
+                out.append(point)
+        return out
+
+    def runs(self) -> list[RunSpec]:
+        """Every run: :meth:`points` times the repetitions, repetition innermost."""
+        return list(self._runs)
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __repr__(self) -> str:
+        return f"<Experiment {self.name!r}: {len(self)} runs>"
+
+    def run(self, assignment: Mapping[str, Any], repetition: int) -> RunSpec:
+        """The run of *assignment* (a value for every iteration variable, from its list or not) and *repetition*."""
+        where = self._loc.filename
+        for name in self.variables:
+            if name not in assignment:
+                raise ExperimentError(f"{where}: a run needs a value for iteration variable '{name}'")
+        for name, v in assignment.items():
+            if name not in self._values:
+                raise self._no_variable(name)
+            if not isinstance(v, _SCALARS):
+                raise ExperimentError(f"{where}: the value of '{name}' must be a string, number or boolean (got {_kind(v)})")
+        if not _is_count(repetition):
+            raise ExperimentError(f"{where}: the repetition must be a non-negative integer (got {repetition!r})")
+        env = {name: assignment[name] for name in self.variables}
+        env["repetition"], env["seed"] = int(repetition), derive_seed(self.seed, int(repetition))
+        topology, generator = self._resolve_topology(env)
+        network = None
+        if self._network is not None:
+            network = _substitute(self._network, env)
+            if not isinstance(network, str) or not network:
+                raise self._error(("experiment", "network"), f"'network' must be a non-empty string (got {network!r})", value=True)
+        time = self._duration(env, "time", self._time)
+        warmup = self._duration(env, "warmup", self._warmup)
+        self._check_window(time, warmup, env)
+        overrides = tuple((pattern, _literal(_substitute(value, env))) for pattern, value in self._parameters)
+        return RunSpec(
+            experiment=self.name,
+            topology=topology,
+            generator=generator,
+            network=network,
+            overrides=overrides,
+            time=time,
+            warmup=warmup,
+            seed=env["seed"],
+            repetition=int(repetition),
+            vars=tuple((n, assignment[n]) for n in self.variables),
+        )
+
+    # ------------------------------------------------------------ substitution and checks
+
+    def _located(self, path: tuple, message: str, template: Any, env: dict) -> ExperimentError:
+        """An error at *path*, naming the assignment when the value came from variables."""
+        context = ", ".join(f"${n}={as_text(env[n])}" for n in self.variables)
+        return self._error(path, message + (f" (with {context})" if context and _uses_vars(template) else ""), value=True)
+
+    def _resolve_topology(self, env: dict) -> tuple[str | None, tuple | None]:
+        if isinstance(self._topology, dict):
+            return None, self._generator(env)
+        path = ("experiment", "topology")
+        name = as_text(_substitute(self._topology, env))
+        if name not in self._topology_cache:
+            resolved = _find_topology(name, self._base_dir)
+            if resolved is None:
+                from ibfabric.topologies import SHIPPED
+
+                message = f"no such file or shipped topology '{name}' (shipped: {', '.join(sorted(SHIPPED))})"
+                raise self._located(path, message, self._topology, env)
+            self._topology_cache[name] = resolved
+        return self._topology_cache[name], None
+
+    def _generator(self, env: dict) -> tuple:
+        from ibfabric.topologies.generators import KINDS
+
+        args = {key: _substitute(v, env) for key, v in self._topology.items()}
+        cache_key = tuple((k, _key(v) if not isinstance(v, list) else tuple(map(_key, v))) for k, v in args.items())
+        if cache_key in self._generator_cache:
+            return self._generator_cache[cache_key]
+        kind = args.pop("generator")
+        kind_path = ("experiment", "topology", "generator")
+        if not isinstance(kind, str) or kind not in KINDS:
+            raise self._located(kind_path, f"unknown generator {kind!r} (valid: {', '.join(sorted(KINDS))})", self._topology["generator"], env)
+        signature = inspect.signature(KINDS[kind])
+        params = {n: p for n, p in signature.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        for key, v in args.items():
+            path = ("experiment", "topology", key)
+            if key not in params:
+                raise self._error(path, f"generator '{kind}' has no parameter '{key}' (valid: {', '.join(params)})")
+            args[key], expected = _generator_arg(v, params[key].annotation)
+            if expected is not None:
+                raise self._located(path, f"'{key}' of generator '{kind}' must be {expected} (got {v!r})", self._topology[key], env)
+        missing = [n for n, p in params.items() if p.default is p.empty and n not in args]
+        if missing:
+            raise self._error(("experiment", "topology"), f"generator '{kind}' needs '{missing[0]}'", value=True)
+        bound = signature.bind(**args)
+        bound.apply_defaults()
+        generator = tuple(sorted([("generator", kind), *bound.arguments.items()]))
+        try:
+            generated_ned(generator)
+        except GENERATOR_ERRORS as exc:
+            raise self._located(("experiment", "topology"), f"generator '{kind}': {exc}", self._topology, env) from None
+        self._generator_cache[cache_key] = generator
+        return generator
+
+    def _duration(self, env: dict, key: str, template: Any) -> str:
+        from ibfabric.simulation import parse_time
+
+        path = ("experiment", key)
+        value = _substitute(template, env)
+        text = as_text(value)
+        if (key, text) not in self._time_cache:
+            try:
+                if isinstance(value, bool):
+                    raise ConfigError(f"bad {key} {value!r}: not a duration")
+                ns = parse_time(text, key)
+            except ConfigError as exc:
+                raise self._located(path, str(exc), template, env) from None
+            if not math.isfinite(ns) or ns < 0 or (key == "time" and ns == 0):
+                raise self._located(path, f"the {key} must be {'positive' if key == 'time' else 'at least 0'} and finite (got {text!r})", template, env)
+            self._time_cache[key, text] = ns
+        return text
+
+    def _check_window(self, time: str, warmup: str, env: dict) -> None:
+        if self._time_cache["warmup", warmup] >= self._time_cache["time", time]:
+            key = "warmup" if "warmup" in self._tables["experiment"] else "time"
+            message = f"the warmup ({warmup}) must end before the time ({time})"
+            raise self._located(("experiment", key), message, [self._time, self._warmup], env)
+
+
+def _find_topology(name: str, base_dir: Path) -> str | None:
+    """An existing file's absolute path, a shipped topology's name, or None."""
+    from ibfabric.topologies import SHIPPED
+
+    if name:
+        try:
+            path = Path(name) if os.path.isabs(name) else base_dir / name
+            if path.is_file():
+                return os.path.abspath(path)
+        except (OSError, ValueError):
+            pass
+    return name if name in SHIPPED else None
+
+
+def _substitute(template: Any, env: dict) -> Any:
+    """*template* with its ``${name}`` replaced from *env*; a lone ``${name}`` keeps the value's type."""
+    if isinstance(template, list):
+        return [_substitute(v, env) for v in template]
+    if not isinstance(template, str) or "${" not in template:
+        return template
+    m = _VAR.fullmatch(template)
+    if m is not None:
+        return env[m.group(1).strip()]
+    return _VAR.sub(lambda m: as_text(env[m.group(1).strip()]), template)
+
+
+def _uses_vars(template: Any) -> bool:
+    if isinstance(template, dict):
+        return any(_uses_vars(v) for v in template.values())
+    if isinstance(template, list):
+        return any(_uses_vars(v) for v in template)
+    return isinstance(template, str) and "${" in template
+
+
+#: Generator parameter annotations -> (what fits, what the message asks for); tuples come as TOML lists.
+_ARG_KINDS = {
+    "tuple": (lambda v: isinstance(v, (list, tuple)) and all(type(x) is int for x in v), "a list of integers"),
+    "int": (lambda v: type(v) is int, "an integer"),
+    "float": (lambda v: type(v) in (int, float), "a number"),
+    "str": (lambda v: type(v) is str, "a string"),
+    "bool": (lambda v: type(v) is bool, "a boolean"),
+}
+
+
+def _generator_arg(value: Any, annotation: Any) -> tuple[Any, str | None]:
+    """``(converted value, None)`` for a generator parameter annotated *annotation*, or ``(None, what it needs)``."""
+    ann = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    fits, expected = next((k for prefix, k in _ARG_KINDS.items() if ann.startswith(prefix)), (lambda v: True, ""))
+    if not fits(value):
+        return None, expected
+    return (tuple(value) if isinstance(value, list) else value), None
+
+
+def _flatten(table: dict, prefix: tuple) -> list[tuple[str, Any, tuple]]:
+    """``(pattern, value, path)`` of [parameters]; unquoted dotted keys join back with dots."""
+    out = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.extend((f"{key}.{p}", v, path) for p, v, path in _flatten(value, prefix + (key,)))
+        else:
+            out.append((key, value, prefix + (key,)))
+    return out
+
+
+def _hint(name: str, valid: Collection[str]) -> str:
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _listing(names: list[str]) -> str:
+    return f" (iteration variables: {', '.join(names)})" if names else " (no iteration variables)"
