@@ -19,7 +19,7 @@ from ibfabric.errors import DeadlockError, IbfabricError
 __all__ = ["main", "COMMANDS"]
 
 #: Command modules, in the order ``ibfabric --help`` lists them.
-COMMANDS = ["run", "routes", "plugins", "topo", "qos"]
+COMMANDS = ["run", "sweep", "saturation", "routes", "plugins", "topo", "qos", "results", "plot"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,81 @@
+"""``ibfabric sweep``: run every point of an experiment file, resumably, locally or on Dask."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ibfabric.errors import ConfigError
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "sweep",
+        help="run every point of an experiment file (resumable; local processes or a Dask cluster)",
+        description=(
+            "Run every run of EXPERIMENT (a TOML experiment file: topology, parameters, iteration variables,"
+            " repetitions), one process per run. Results go to OUT/runs/<run id>/; runs already there are"
+            " skipped, so a sweep that stopped resumes where it was. Collect them with 'ibfabric results OUT'."
+        ),
+    )
+    p.add_argument("experiment", metavar="EXPERIMENT")
+    add_common(p)
+    p.add_argument("--dry-run", action="store_true", help="list the runs (and which are done) without running")
+    return p
+
+
+def add_common(p) -> None:
+    p.add_argument("--out", metavar="DIR", help="output directory (default: results/<experiment name>)")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="runs at a time (default 1)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run on a dask.distributed cluster: a scheduler address (tcp://host:8786) or 'local'"
+                        " for a LocalCluster of --jobs workers")
+    p.add_argument("--retry-failed", action="store_true", help="run failed runs again")
+    p.add_argument("--no-progress", action="store_true", help="print one line per run instead of a progress bar")
+
+
+def out_dir(args, experiment) -> Path:
+    return Path(args.out) if args.out else Path("results") / experiment.name
+
+
+def run(args) -> int:
+    from ibfabric.experiment import Experiment
+    from ibfabric.sweep import Sweep
+
+    exp = Experiment.from_file(args.experiment)
+    sweep = Sweep(exp, out_dir(args, exp))
+    specs = exp.runs()
+    if args.dry_run:
+        for spec in specs:
+            rec = sweep.record(spec.run_id)
+            status = rec["status"] if rec else "to run"
+            print(f"{spec.run_id} rep {spec.repetition} {spec.iterationvars or '-'}: {status}")
+        return 0
+    report = run_with_progress(sweep, specs, args)
+    print(f"{report.total} runs: {report.done} run now ({report.failed} failed, {report.deadlocked} deadlocked),"
+          f" {report.skipped} already done; {report.wall_s:.1f} s; results in {sweep.out}", file=sys.stderr)
+    for rid, err in report.errors:
+        print(f"  {rid}: {err}", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+def run_with_progress(sweep, specs, args):
+    """Run *specs* with a rich progress bar on a terminal, one plain line per run otherwise."""
+    from ibfabric.sweep import plain_progress
+
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1 (got {args.jobs})")
+    if args.no_progress or not sys.stderr.isatty():
+        return sweep.run(specs, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed,
+                         progress=plain_progress(sys.stderr))
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, transient=False) as bar:
+        task = bar.add_task("sweep", total=None, failed=0)
+
+        def show(outcome, report):
+            bar.update(task, total=report.total - report.skipped, completed=report.done, failed=report.failed)
+
+        return sweep.run(specs, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed, progress=show)

@@ -1,0 +1,161 @@
+"""Saturation throughput by a bounded search on offered load.
+
+The papers read a fabric's throughput where accepted traffic stops
+following offered traffic and latency rises sharply (Martínez et al. 2003,
+§5.2).  For every configuration of an experiment (every assignment of its
+iteration variables except the searched one, and every repetition) the
+search runs the experiment at chosen offered loads:
+
+- a probe is **saturated** when the run says so (its source backlog grew
+  through the window, see :mod:`ibfabric.measure`), when its accepted load
+  is below ``threshold`` times its offered load, or when it deadlocked;
+- it first probes ``high`` (not saturated there: the throughput is at least
+  what ``high`` accepted, and the search stops) and ``low`` (saturated
+  there: the fabric saturates below ``low``), then bisects the bracket
+  ``[highest unsaturated load, lowest saturated load]`` until it is at most
+  ``tolerance`` wide or ``max_runs`` probes have run;
+- the **saturation throughput** is the largest accepted load of any probe
+  (past saturation a fabric keeps delivering about that much; the largest
+  is the least sensitive to where the probes fell), and the **saturation
+  load** is the bracket.
+
+Every probe is an ordinary run of the sweep machinery (its id hashes its
+configuration), so a search that was interrupted resumes without running a
+probe twice, and searches of different configurations run in parallel.
+The experiment file names the search in its ``[saturation]`` table::
+
+    [saturation]
+    variable = "load"      # the iteration variable that is the offered load
+    low = 0.05
+    high = 1.0
+    tolerance = 0.01
+    max_runs = 8
+    threshold = 0.95
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ibfabric.errors import ConfigError
+
+__all__ = ["Search", "saturation_search", "is_saturated"]
+
+
+def is_saturated(summary: dict[str, Any] | None, threshold: float) -> bool:
+    """Whether a probe's summary is past saturation (None, a failed run, counts as saturated)."""
+    if summary is None or summary.get("deadlock"):
+        return True
+    offered = summary.get("offered_load") or 0.0
+    return bool(summary.get("saturated")) or summary.get("accepted_load", 0.0) < threshold * offered
+
+
+@attrs.define
+class Search:
+    """The state of one configuration's search."""
+
+    point: dict
+    repetition: int
+    low: float
+    high: float
+    tolerance: float
+    max_runs: int
+    threshold: float
+    probes: list = attrs.field(factory=list)  # (load, offered, accepted, saturated, run_id)
+    lo: float | None = None  # highest unsaturated load probed
+    hi: float | None = None  # lowest saturated load probed
+    failed: str | None = None
+
+    def next_load(self) -> float | None:
+        """The next load to probe, or None when the search is over."""
+        if self.failed is not None or len(self.probes) >= self.max_runs:
+            return None
+        if not self.probes:
+            return self.high
+        if self.hi is None:  # not saturated at high
+            return None
+        if self.lo is None:
+            return self.low if all(p[0] != self.low for p in self.probes) else None
+        if self.hi - self.lo <= self.tolerance * (1 + 1e-9):
+            return None
+        return _round(0.5 * (self.lo + self.hi), self.tolerance)
+
+    def add(self, load: float, summary: dict | None, run_id: str, error: str | None = None) -> None:
+        sat = is_saturated(summary, self.threshold)
+        offered = summary.get("offered_load") if summary else None
+        accepted = summary.get("accepted_load") if summary else None
+        self.probes.append((load, offered, accepted, sat, run_id))
+        if summary is None and error is not None and not error.startswith("deadlock"):
+            self.failed = error
+            return
+        if sat:
+            self.hi = load if self.hi is None else min(self.hi, load)
+        else:
+            self.lo = load if self.lo is None else max(self.lo, load)
+
+    def result(self) -> dict[str, Any]:
+        accepted = [p[2] for p in self.probes if p[2] is not None]
+        if self.failed is not None:
+            status = "failed"
+        elif self.hi is None:
+            status = "not saturated at high"
+        elif self.lo is None:
+            status = "saturated at low"
+        elif self.hi - self.lo <= self.tolerance * (1 + 1e-9):
+            status = "ok"
+        else:
+            status = "max_runs reached"
+        return {
+            **self.point,
+            "repetition": self.repetition,
+            "status": status,
+            "saturation_load_low": self.lo,
+            "saturation_load_high": self.hi,
+            "throughput": max(accepted) if accepted else None,
+            "probes": len(self.probes),
+            "error": self.failed,
+        }
+
+
+def _round(x: float, tolerance: float) -> float:
+    """*x* rounded to a decimal a tenth of the tolerance fine (probe loads read well and hash stably)."""
+    digits = max(0, -math.floor(math.log10(tolerance)) + 1)
+    return round(x, digits)
+
+
+def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_failed: bool = False,
+                      progress: Callable | None = None) -> list[dict[str, Any]]:
+    """Search the saturation of every configuration of ``sweep.experiment``; one dict per (configuration, repetition).
+
+    Probes of all configurations advance in rounds: each round runs the next
+    probe of every search still open (in parallel, through :meth:`Sweep.run`).
+    """
+    exp = sweep.experiment
+    cfg = exp.saturation
+    if cfg is None:
+        raise ConfigError(f"{exp.path or exp.name}: no [saturation] table (variable, low, high...) in the experiment")
+    var = cfg["variable"]
+    searches = [
+        Search(point, rep, cfg["low"], cfg["high"], cfg["tolerance"], cfg["max_runs"], cfg["threshold"])
+        for point in exp.points(exclude=(var,))
+        for rep in range(exp.repeat)
+    ]
+    while True:
+        round_ = []
+        for s in searches:
+            load = s.next_load()
+            if load is not None:
+                round_.append((s, load, exp.run({**s.point, var: load}, s.repetition)))
+        if not round_:
+            break
+        sweep.run([spec for _, _, spec in round_], jobs=jobs, dask=dask, retry_failed=retry_failed,
+                  progress=progress)
+        for s, load, spec in round_:
+            rec = sweep.record(spec.run_id) or {}
+            summary = sweep.summary(spec.run_id) if rec.get("status") in ("ok", "deadlock") else None
+            s.add(load, summary, spec.run_id, rec.get("error") or "not run")
+    return [s.result() for s in searches]
