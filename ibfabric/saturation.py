@@ -14,10 +14,12 @@ search runs the experiment at chosen offered loads:
   there: the fabric saturates below ``low``), then bisects the bracket
   ``[highest unsaturated load, lowest saturated load]`` until it is at most
   ``tolerance`` wide or ``max_runs`` probes have run;
-- the **saturation throughput** is the largest accepted load of any probe
-  (past saturation a fabric keeps delivering about that much; the largest
-  is the least sensitive to where the probes fell), and the **saturation
-  load** is the bracket.
+- the **saturation throughput** is the largest accepted load of any probe,
+  and the **saturation load** is the bracket.  Past saturation accepted
+  load may stay level or fall (head-of-line blocking spreads a congestion
+  tree: on ``irregular16`` with input-queued switches it falls from 0.158 to
+  about 0.10), so the peak, reached next to the saturation load, is the
+  throughput the papers read off their curves.
 
 Every probe is an ordinary run of the sweep machinery (its id hashes its
 configuration), so a search that was interrupted resumes without running a
