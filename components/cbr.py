@@ -232,6 +232,7 @@ class QosNetwork:
         self.busy_at_end: dict[str, float] | None = None
         self.summary_options: dict[str, Any] = {}
         sim.qos = self
+        sim.stats.keep_log()  # per-connection delay and jitter need every delivery
 
     # ------------------------------------------------------------- set-up
 

@@ -43,9 +43,10 @@ __all__ = [
     "BacklogMonitor",
     "DEFINITIONS",
     "TRAFFIC_CLASSES",
-    "breakdown",
     "flatten",
-    "percentiles",
+    "LatencyStats",
+    "WindowStats",
+    "ALPHA",
     "TIMING",
     "source_backlog",
 ]
@@ -70,21 +71,6 @@ DEFINITIONS = {
 
 #: Samples of the source backlog taken over the window.
 SAMPLES = 9
-
-
-def percentiles(values: np.ndarray) -> dict[str, float | int | None]:
-    """count, mean, p50, p99, max and min of *values* (None where empty)."""
-    if len(values) == 0:
-        return {"count": 0, "mean": None, "p50": None, "p99": None, "max": None, "min": None}
-    p50, p99 = np.percentile(values, (50, 99))
-    return {
-        "count": int(len(values)),
-        "mean": float(values.mean()),
-        "p50": float(p50),
-        "p99": float(p99),
-        "max": float(values.max()),
-        "min": float(values.min()),
-    }
 
 
 def source_backlog(sim: Simulation, now: float) -> tuple[int, int, int]:
@@ -166,19 +152,6 @@ class BacklogMonitor:
         return block, bool(deadlocked or growth > threshold)
 
 
-def breakdown(key: np.ndarray, names, size: np.ndarray, latency: np.ndarray, capacity: float) -> dict[str, Any]:
-    """Per value of *key* (an SL or a traffic class): packets, accepted load and latency statistics."""
-    out: dict[str, Any] = {}
-    for k in np.unique(key):
-        sel = key == k
-        out[names(int(k))] = {
-            "packets": int(sel.sum()),
-            "accepted_load": float(size[sel].sum()) / capacity if capacity > 0 else 0.0,
-            "latency_ns": percentiles(latency[sel]),
-        }
-    return out
-
-
 def class_name(k: int) -> str:
     return TRAFFIC_CLASSES[k] if 0 <= k < len(TRAFFIC_CLASSES) else f"class{k}"
 
@@ -222,3 +195,173 @@ def flatten(summary: dict[str, Any]) -> dict[str, float]:
         if key not in NOT_STATISTICS:
             walk(join("", key, value), value)
     return out
+
+
+# ------------------------------------------------------------------ streaming statistics
+
+#: Relative accuracy of latency quantiles once a run's delivery log has been folded
+#: (DDSketch-style logarithmic bins: every quantile is within ALPHA of a value of the
+#: right rank).
+ALPHA = 0.005
+_GAMMA = (1 + ALPHA) / (1 - ALPHA)
+_LOG_GAMMA = float(np.log(_GAMMA))
+_MIN_NS = 1e-3  # latencies are clamped to at least this before binning
+
+
+class LatencyStats:
+    """count, mean, min, max and quantiles of latencies, exact or from logarithmic bins.
+
+    While every value is kept (``values`` is an array) the statistics are exact;
+    after :meth:`merge` with a folded (binned) one, quantiles come from the bins,
+    each within a relative error of :data:`ALPHA` (Masson et al., "DDSketch: a
+    fast and fully-mergeable quantile sketch with relative-error guarantees",
+    VLDB 2019); count, mean, min and max stay exact.
+    """
+
+    __slots__ = ("count", "total", "lo", "hi", "bins", "values")
+
+    def __init__(self, values: np.ndarray | None = None):
+        self.count = 0
+        self.total = 0.0
+        self.lo = np.inf
+        self.hi = -np.inf
+        self.bins: dict[int, int] = {}
+        self.values = np.zeros(0) if values is None else np.asarray(values, dtype=float)
+        if len(self.values):
+            self.count = len(self.values)
+            self.total = float(self.values.sum())
+            self.lo = float(self.values.min())
+            self.hi = float(self.values.max())
+
+    def fold(self) -> "LatencyStats":
+        """Move the kept values into the bins (constant memory from then on)."""
+        if self.values is not None and len(self.values):
+            idx = np.ceil(np.log(np.maximum(self.values, _MIN_NS)) / _LOG_GAMMA).astype(np.int64)
+            keys, counts = np.unique(idx, return_counts=True)
+            for k, c in zip(keys.tolist(), counts.tolist()):
+                self.bins[k] = self.bins.get(k, 0) + c
+        self.values = None
+        return self
+
+    def merge(self, other: "LatencyStats") -> "LatencyStats":
+        """A new set holding both (binned when either is)."""
+        out = LatencyStats()
+        out.count = self.count + other.count
+        out.total = self.total + other.total
+        out.lo, out.hi = min(self.lo, other.lo), max(self.hi, other.hi)
+        if self.values is not None and other.values is not None:
+            out.values = np.concatenate([self.values, other.values])
+            return out
+        out.values = None
+        for part in (self, other):
+            binned = part if part.values is None else LatencyStats(part.values).fold()
+            for k, c in binned.bins.items():
+                out.bins[k] = out.bins.get(k, 0) + c
+        return out
+
+    def quantile(self, q: float) -> float:
+        if self.values is not None:
+            return float(np.percentile(self.values, 100 * q))
+        keys = sorted(self.bins)
+        rank = q * (self.count - 1)
+        seen = 0
+        for k in keys:
+            seen += self.bins[k]
+            if seen > rank:
+                v = 2 * _GAMMA ** k / (_GAMMA + 1)
+                return float(min(max(v, self.lo), self.hi))
+        return self.hi
+
+    def summary(self) -> dict[str, float | int | bool | None]:
+        if self.count == 0:
+            return {"count": 0, "mean": None, "p50": None, "p99": None, "max": None, "min": None}
+        return {
+            "count": int(self.count),
+            "mean": self.total / self.count,
+            "p50": self.quantile(0.5),
+            "p99": self.quantile(0.99),
+            "max": float(self.hi),
+            "min": float(self.lo),
+        }
+
+
+class WindowStats:
+    """What the packets delivered in a window add up to: counts, bytes, hops, latencies,
+    per destination and per SL and traffic class; mergeable, and foldable into
+    constant memory (see :class:`LatencyStats`)."""
+
+    def __init__(self, hosts: int):
+        self.hosts = hosts
+        self.packets = 0
+        self.bytes = 0.0
+        self.hops = 0
+        self.latency = LatencyStats()
+        self.network_latency = LatencyStats()
+        self.dst_packets = np.zeros(hosts, dtype=np.int64)
+        self.dst_bytes = np.zeros(hosts)
+        self.dst_latency = np.zeros(hosts)
+        self.groups: dict[tuple[str, int], list] = {}  # ("sl"|"cls", value) -> [packets, bytes, LatencyStats]
+
+    @classmethod
+    def of(cls, log: dict[str, np.ndarray], sel: np.ndarray, hosts: int) -> "WindowStats":
+        """The statistics of the log entries selected by the boolean mask *sel*."""
+        w = cls(hosts)
+        delivered = log["delivered_at"][sel]
+        lat = delivered - log["created"][sel]
+        size = log["size"][sel].astype(float)
+        w.packets = int(sel.sum())
+        w.bytes = float(size.sum())
+        w.hops = int(log["hops"][sel].sum())
+        w.latency = LatencyStats(lat)
+        w.network_latency = LatencyStats(delivered - log["injected_at"][sel])
+        dst = log["dst"][sel]
+        ok = (dst >= 0) & (dst < hosts)  # packets injected by hand may have no endpoint index
+        w.dst_packets = np.bincount(dst[ok], minlength=hosts)
+        w.dst_bytes = np.bincount(dst[ok], weights=size[ok], minlength=hosts)
+        w.dst_latency = np.bincount(dst[ok], weights=lat[ok], minlength=hosts)
+        for kind in ("sl", "cls"):
+            key = log[kind][sel]
+            for k in np.unique(key).tolist():
+                m = key == k
+                w.groups[kind, int(k)] = [int(m.sum()), float(size[m].sum()), LatencyStats(lat[m])]
+        return w
+
+    def fold(self) -> "WindowStats":
+        self.latency.fold()
+        self.network_latency.fold()
+        for g in self.groups.values():
+            g[2].fold()
+        return self
+
+    def merge(self, other: "WindowStats") -> "WindowStats":
+        out = WindowStats(self.hosts)
+        out.packets = self.packets + other.packets
+        out.bytes = self.bytes + other.bytes
+        out.hops = self.hops + other.hops
+        out.latency = self.latency.merge(other.latency)
+        out.network_latency = self.network_latency.merge(other.network_latency)
+        out.dst_packets = self.dst_packets + other.dst_packets
+        out.dst_bytes = self.dst_bytes + other.dst_bytes
+        out.dst_latency = self.dst_latency + other.dst_latency
+        for key in sorted(set(self.groups) | set(other.groups)):
+            a = self.groups.get(key, [0, 0.0, LatencyStats()])
+            b = other.groups.get(key, [0, 0.0, LatencyStats()])
+            out.groups[key] = [a[0] + b[0], a[1] + b[1], a[2].merge(b[2])]
+        return out
+
+    @property
+    def exact(self) -> bool:
+        return self.latency.values is not None
+
+    def breakdown(self, kind: str, capacity: float) -> dict[str, Any]:
+        """Per SL (``kind='sl'``) or traffic class (``'cls'``): packets, accepted load and latency."""
+        names = str if kind == "sl" else class_name
+        return {
+            names(k): {
+                "packets": g[0],
+                "accepted_load": g[1] / capacity if capacity > 0 else 0.0,
+                "latency_ns": g[2].summary(),
+            }
+            for (kd, k), g in sorted(self.groups.items())
+            if kd == kind
+        }

@@ -44,34 +44,36 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["summarize", "to_json", "write_atomic", "write_results"]
 
 
+def window_stats(sim: Simulation):
+    """The :class:`~ibfabric.measure.WindowStats` of the packets delivered in ``[warmup, now]``:
+    the delivery log's, merged with what was folded out of it on a long run."""
+    from ibfabric.measure import WindowStats
+
+    log = sim.stats.arrays()
+    d = log["delivered_at"]
+    ws = WindowStats.of(log, (d <= sim.now) & (d >= sim.warmup), len(sim.hosts))
+    return ws if sim.stats.folded is None else sim.stats.folded.merge(ws)
+
+
 def summarize(sim: Simulation) -> dict[str, Any]:
-    from ibfabric.measure import DEFINITIONS, breakdown, class_name, percentiles, source_backlog
+    from ibfabric.measure import ALPHA, DEFINITIONS, source_backlog
 
     now = sim.now
     st = sim.stats
     backlog, pending_packets, pending_bytes = source_backlog(sim, now)
-    log = st.arrays()
-    done = log["delivered_at"] <= now
-    delivered = int(done.sum()) + sum(1 for t in st.local if t <= now)
+    delivered = st.delivered(now)
     dropped = int(sum(st.dropped.values()))
     in_flight = sim.packets_in_network()
     window = max(now - sim.warmup, 0.0)
-    in_window = done & (log["delivered_at"] >= sim.warmup)
-    delivered_at = log["delivered_at"][in_window]
-    lat = delivered_at - log["created"][in_window]
-    net_lat = delivered_at - log["injected_at"][in_window]
-    size = log["size"][in_window]
+    ws = window_stats(sim)
     rates = np.array([h.tx[h.first_port].link.rate / 8e9 for h in sim.hosts])  # bytes per ns
     capacity = float(rates.sum()) * window
     offered_bytes = st.offered_bytes + pending_bytes
     offered = offered_bytes / capacity if capacity > 0 else 0.0
-    accepted_bytes = float(size.sum())
+    accepted_bytes = ws.bytes
     accepted = accepted_bytes / capacity if capacity > 0 else 0.0
     if window > 0 and len(rates):
-        dst = log["dst"][in_window]
-        ok = (dst >= 0) & (dst < len(rates))  # packets injected by hand may have no endpoint index
-        per_dst = np.bincount(dst[ok], weights=size[ok], minlength=len(rates))
-        per_dst = per_dst / (rates * window)
+        per_dst = ws.dst_bytes / (rates * window)
         accepted_per_dst = {"min": float(per_dst.min()), "mean": float(per_dst.mean()), "max": float(per_dst.max())}
     else:
         accepted_per_dst = {"min": 0.0, "mean": 0.0, "max": 0.0}
@@ -102,19 +104,21 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "conservation_ok": st.injected == delivered + dropped + in_flight,
         "offered_load": offered,
         "accepted_load": accepted,
-        "accepted_packets": int(in_window.sum()),
+        "accepted_packets": ws.packets,
         "accepted_load_per_destination": accepted_per_dst,
         "saturated": saturated,
         "source_backlog": backlog_block,
-        "latency_ns": percentiles(lat),
-        "network_latency_ns": percentiles(net_lat),
-        "mean_hops": float(log["hops"][in_window].mean()) if in_window.any() else None,
+        "latency_ns": ws.latency.summary(),
+        "network_latency_ns": ws.network_latency.summary(),
+        "latency_quantiles": "exact" if ws.exact else f"within {ALPHA:.1%} (relative) of the true quantile: the"
+                             f" delivery log was folded every {st.log_limit:,} packets",
+        "mean_hops": ws.hops / ws.packets if ws.packets else None,
         "offered_bytes_per_ns_per_host": offered_bytes / (window * len(rates)) if window > 0 and len(rates) else 0.0,
         "accepted_bytes_per_ns_per_host": accepted_bytes / (window * len(rates))
         if window > 0 and len(rates)
         else 0.0,
-        "by_sl": breakdown(log["sl"][in_window], str, size, lat, capacity),
-        "by_class": breakdown(log["cls"][in_window], class_name, size, lat, capacity),
+        "by_sl": ws.breakdown("sl", capacity),
+        "by_class": ws.breakdown("cls", capacity),
         "link_utilisation": {
             "max": float(util.max()) if len(util) else 0.0,
             "mean": float(util.mean()) if len(util) else 0.0,
@@ -129,7 +133,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     if sim.routing_time is not None:
         summary["routing_time_s"] = sim.routing_time
     if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
-        summary["qos"] = sim.qos.summary(log=log)
+        summary["qos"] = sim.qos.summary()  # the QoS network keeps the whole delivery log
     return summary
 
 
@@ -216,14 +220,8 @@ def scalar_rows(sim: Simulation, summary: dict[str, Any]) -> list[tuple[str, str
     rows: list[tuple[str, str, float]] = [(net, k, v) for k, v in flatten(summary).items()]
     now = sim.now
     window = max(now - sim.warmup, 0.0)
-    log = sim.stats.arrays()
-    n = len(sim.hosts)
-    sel = (log["delivered_at"] <= now) & (log["delivered_at"] >= sim.warmup) & (log["dst"] >= 0) & (log["dst"] < n)
-    dst, size = log["dst"][sel], log["size"][sel]
-    lat = log["delivered_at"][sel] - log["created"][sel]
-    received = np.bincount(dst, minlength=n)
-    nbytes = np.bincount(dst, weights=size, minlength=n)
-    latsum = np.bincount(dst, weights=lat, minlength=n)
+    ws = window_stats(sim)
+    received, nbytes, latsum = ws.dst_packets, ws.dst_bytes, ws.dst_latency
     for i, h in enumerate(sim.hosts):
         rate = h.tx[h.first_port].link.rate / 8e9
         rows.append((h.path, "packetsSent", float(sum(tx.sent for tx in h.tx.values()))))

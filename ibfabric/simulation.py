@@ -33,7 +33,7 @@ from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_
 from ibfabric.measure import BacklogMonitor
 from ibfabric.plugins.manager import PluginSet
 from ibfabric.signals import Recorder, SignalBus
-from ibfabric.stats import PacketStats
+from ibfabric.stats import DEFAULT_LOG_LIMIT, PacketStats
 from ibfabric.units import UnitError, parse_quantity
 
 __all__ = ["Simulation", "load", "parse_time"]
@@ -159,6 +159,10 @@ class Simulation:
         Verify the credit invariant at every transmission (slow; for tests).
     deadlock_interval : float or str
         How often to look for deadlocks (sim time); 0 disables.
+    log_limit : int or None
+        Deliveries kept per packet before the complete ones are folded into
+        streaming statistics (bounded memory on long runs; see
+        :mod:`ibfabric.stats`); None keeps them all.
     """
 
     def __init__(
@@ -174,6 +178,7 @@ class Simulation:
         warmup: float | str = 0.0,
         check: bool = False,
         deadlock_interval: float | str = "50us",
+        log_limit: int | None = DEFAULT_LOG_LIMIT,
     ):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer (got {seed!r})")
@@ -192,7 +197,8 @@ class Simulation:
         self.runners = RunnerPool(self.env)
         self.signals = SignalBus(lambda: self.env._now)
         self.events_queue = EventQueue()
-        self.stats = PacketStats(self.warmup)
+        self.stats = PacketStats(self.warmup, log_limit)
+        self.stats.clock = lambda: self.env._now
         self.backlog = BacklogMonitor(self)
         self.recorders: list[Recorder] = []
         self.traffic_stop = INF
@@ -301,6 +307,7 @@ class Simulation:
         self.ib_nodes = [m for m in self.root.walk() if isinstance(m, IBNode)]
         self.hosts = [m for m in self.ib_nodes if not m.is_switch and any(g.peer for g in m.gate_vector("port")[1:])]
         self._host_index = {id(h): i for i, h in enumerate(self.hosts)}
+        self.stats.hosts = len(self.hosts)
         stages = max((m.num_init_stages() for m in self.root.walk()), default=1)
         for stage in range(stages):
             for m in self.root.walk():

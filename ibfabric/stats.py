@@ -1,8 +1,16 @@
 """Run-wide packet accounting: generated, injected, delivered and dropped packets.
 
 Deliveries are kept per packet in compact typed arrays (``array.array``,
-8 bytes or less per field), never as lists of Python objects, and turned
-into numpy arrays when results are computed.
+8 bytes or less per field, about 60 bytes a packet), never as lists of
+Python objects, and turned into numpy arrays when results are computed.
+
+Memory stays bounded on long runs: once ``log_limit`` deliveries are logged,
+those already complete are *folded* into streaming statistics
+(:class:`~ibfabric.measure.WindowStats`: exact counts, bytes, means, minima
+and maxima per destination, SL and class; latency quantiles from
+logarithmic bins within 0.5 % relative error) and dropped from the log.
+``log_limit=None`` keeps every delivery (``Simulation(log_limit=None)``;
+QoS runs do, since their per-connection delay and jitter need them).
 """
 
 from __future__ import annotations
@@ -12,7 +20,11 @@ from collections import Counter
 
 import numpy as np
 
-__all__ = ["PacketStats"]
+__all__ = ["PacketStats", "DEFAULT_LOG_LIMIT"]
+
+#: Deliveries logged per packet before the complete ones are folded (about 60 MB of log).
+DEFAULT_LOG_LIMIT = 1 << 20
+_FIELDS = ("created", "injected_at", "delivered_at", "size", "sl", "src", "dst", "hops", "flow", "msg", "last", "cls")
 
 
 class PacketStats:
@@ -23,8 +35,18 @@ class PacketStats:
     in the window is found from the delivery log (:mod:`ibfabric.measure`).
     """
 
-    def __init__(self, window: float = 0.0):
+    def __init__(self, window: float = 0.0, log_limit: int | None = DEFAULT_LOG_LIMIT):
+        if log_limit is not None and (isinstance(log_limit, bool) or not isinstance(log_limit, int) or log_limit < 1):
+            from ibfabric.errors import ConfigError
+
+            raise ConfigError(f"log_limit must be a positive integer or None (got {log_limit!r})")
         self.window = window
+        self.log_limit = log_limit
+        self._fold_at = log_limit if log_limit is not None else 1 << 62
+        self.folded = None  # WindowStats of the deliveries folded out of the log
+        self.folded_delivered = 0  # how many (all complete at the time they were folded)
+        self.clock = lambda: 0.0  # the simulation's clock (set by Simulation)
+        self.hosts = 0  # traffic endpoints (set by Simulation)
         self.generated = 0
         self.offered_bytes = 0  # bytes of messages created in the window
         self.offered_packets = 0  # their packets
@@ -63,11 +85,42 @@ class PacketStats:
         self.msg.append(p.msg)
         self.last.append(p.last)
         self.cls.append(p.cls)
+        if len(self.created) >= self._fold_at:
+            self.fold()
+
+    def keep_log(self) -> None:
+        """Keep every delivery in the log from now on (what per-packet analyses need)."""
+        self.log_limit = None
+        self._fold_at = 1 << 62
+
+    def fold(self) -> None:
+        """Fold the complete deliveries of the log (last bit arrived by now) into :attr:`folded`."""
+        from ibfabric.measure import WindowStats
+
+        now = self.clock()
+        log = self.arrays()
+        d = log["delivered_at"]
+        done = d <= now
+        ws = WindowStats.of(log, done & (d >= self.window), self.hosts).fold()
+        self.folded = ws if self.folded is None else self.folded.merge(ws)
+        self.folded_delivered += int(done.sum())
+        keep = ~done
+        for name in _FIELDS:
+            a = getattr(self, name)
+            setattr(self, name, array(a.typecode, log[name][keep].astype(a.typecode if name != "last" else "b")))
+        # packets still on their last wire stay; never fold more often than every log_limit deliveries
+        self._fold_at = len(self.created) + (self.log_limit or 0)
+
+    def delivered(self, now: float) -> int:
+        """Packets whose last bit reached their destination by *now*."""
+        d = np.frombuffer(self.delivered_at, dtype="d") if len(self.delivered_at) else np.zeros(0)
+        return int((d <= now).sum()) + self.folded_delivered + sum(1 for t in self.local if t <= now)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The delivery log as numpy arrays (one entry per delivered packet, in delivery order)."""
+        """The delivery log as numpy arrays (one entry per delivered packet, in delivery order):
+        every delivery, unless a long run folded some (:attr:`folded_delivered` > 0)."""
         out = {}
-        for name in ("created", "injected_at", "delivered_at", "size", "sl", "src", "dst", "hops", "flow", "msg", "last", "cls"):
+        for name in _FIELDS:
             a = getattr(self, name)
             out[name] = np.frombuffer(a, dtype=a.typecode).copy() if len(a) else np.zeros(0, dtype=a.typecode)
         out["last"] = out["last"].astype(bool)
