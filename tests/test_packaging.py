@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import shutil
 import tomllib
 from pathlib import Path
 
@@ -45,8 +44,19 @@ def test_entry_points_name_importable_plugins():
 
 
 def test_console_script_is_installed():
+    # the script of this interpreter's environment, whatever PATH says
+    import subprocess
+    import sys
+    import sysconfig
+    from importlib.metadata import entry_points
+
     assert pyproject()["project"]["scripts"]["ibfabric"] == "ibfabric.cli:main"
-    assert shutil.which("ibfabric") is not None
+    (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "ibfabric"]
+    assert ep.value == "ibfabric.cli:main"
+    script = Path(sysconfig.get_path("scripts")) / ("ibfabric.exe" if sys.platform == "win32" else "ibfabric")
+    assert script.exists()
+    proc = subprocess.run([str(script), "--version"], capture_output=True, text=True, env={"PATH": ""})
+    assert proc.returncode == 0 and proc.stdout.startswith("ibfabric ")
 
 
 def test_shipped_data_files_are_package_data():
