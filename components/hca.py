@@ -15,11 +15,17 @@ counted as dropped ("misrouted").
 
 Traffic sources are lazy: a source knows the time of its next message and
 the HCA's transmitter creates every message due by the time it wakes, so a
-source costs no events of its own.
+source costs no events of its own.  A source stops creating messages while
+its send queue holds ``BACKLOG`` packets (the rest wait as draws, their
+creation times known): an overloaded fabric keeps O(BACKLOG x SLs) packets
+per HCA at the sources however long it runs.  With several SLs, the source
+is one :class:`SLSource` per SL (a :class:`SplitSource`), each replaying the
+HCA's stream of draws and keeping the messages of its SL.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 
 import numpy as np
@@ -30,11 +36,11 @@ from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode
 from .packet import CREDIT_BYTES, VL15, Packet
 from .port import INF, TxPort, return_credits
 
-__all__ = ["HCA", "HcaRx", "HcaTx", "TrafficSource", "MTUS"]
+__all__ = ["HCA", "HcaRx", "HcaTx", "TrafficSource", "SLSource", "SplitSource", "MTUS"]
 
 #: IBA path MTUs (payload bytes).
 MTUS = (256, 512, 1024, 2048, 4096)
-#: Packets a single-SL traffic source keeps in its send queue (see TrafficSource.materialize).
+#: Packets a traffic source keeps in the send queue of each of its SLs (see TrafficSource.materialize).
 BACKLOG = 32
 _BATCH = 512
 
@@ -191,11 +197,16 @@ class HcaTx(TxPort):
             vl = 0
         else:
             any_ready, nxt = self.ready_heads(self.vqueues, now)
-            any_empty = not all(self.vqueues)
             if not any_ready:
-                if any_empty and src is not None and now < src.next_time < nxt:
-                    nxt = src.next_time  # a new message may go on an empty VL (a source due
-                    # in the past is one held back by BACKLOG: its queue is full)
+                if src is not None and not all(self.vqueues):
+                    # a new message may go on an empty VL.  A source due in the past is
+                    # held back by BACKLOG: the send queue of its SL is full, so that SL's
+                    # VL is not empty; a source of several SLs may have others due later
+                    t = src.next_time
+                    if t <= now:
+                        t = src.next_after(now)
+                    if t < nxt:
+                        nxt = t
                 self.next_t = nxt
                 return None
             vl = self.arbiter.select(self.ready)
@@ -228,6 +239,16 @@ class TrafficSource:
     with mean ``message wire bytes / (load * port data rate)``; destinations
     come from the traffic pattern and SLs uniformly from ``sls``.  Draws are
     made in batches from the HCA's own generator.
+
+    The HCA uses this class when it sends on one SL.  With several SLs this
+    class creates every message on time (``lazy`` is False: a later message
+    may have priority); the HCA uses a :class:`SplitSource` instead, which
+    creates the same messages lazily.
+
+    What the HCA's transmitter uses: ``next_time`` (the next message not
+    created yet; due in the past only while held back by ``BACKLOG``),
+    :meth:`materialize`, :meth:`next_after`, and for the measurements
+    :meth:`pending` and :meth:`pending_estimate`.
     """
 
     def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: np.ndarray, rng: np.random.Generator):
@@ -289,12 +310,13 @@ class TrafficSource:
     def materialize(self, now: float) -> None:
         """Create the messages due by *now* and queue their packets.
 
-        A source of one SL stops once ``BACKLOG`` packets wait in its send
-        queue: the rest stay unmaterialised, with their creation times
+        A lazy source stops once ``BACKLOG`` packets wait in the send
+        queues: the rest stay unmaterialised, with their creation times
         known, until the queue drains.  That changes nothing (they could
         only queue behind the others), but keeps an overloaded source from
-        building packets the run will never send.  With several SLs every
-        message is created on time, since a later one may have priority.
+        building packets the run will never send.  A source of several SLs
+        is not lazy: every message is created on time, since a later one
+        may have priority (:class:`SplitSource` is the lazy equivalent).
         """
         stop = self.sim.traffic_stop
         tx = self.tx
@@ -308,6 +330,11 @@ class TrafficSource:
             if dst >= 0:
                 self._emit(t, dst, self._cur_sl)
             self._advance()
+
+    def next_after(self, now: float) -> float:
+        """The next message due after *now* of an SL that is not held back (called when
+        ``next_time <= now``, after :meth:`materialize`: the source is held back)."""
+        return INF
 
     def pending(self, now: float) -> tuple[int, int]:
         """``(packets, wire bytes created in the measurement window)`` of the
@@ -354,6 +381,187 @@ class TrafficSource:
             q.append(Packet(slid, dlid, sl, size, (size + 63) >> 6, src, dst, t, 0, 2, 0, msg, k, k == n - 1))
         self.tx.queued += n
         self.stats.add_generated(n, self.wire_bytes, t)
+
+
+class SLSource(TrafficSource):
+    """The messages of one SL of a multi-SL :class:`TrafficSource`, created lazily.
+
+    It draws the whole source's stream (gaps, destinations and SLs, in the
+    same batches and order as :class:`TrafficSource`) from its own copy of
+    the HCA's generator and keeps the messages whose SL is ``sl``: the
+    :class:`SLSource` of every SL of a :class:`SplitSource` together create
+    exactly the messages (times, destinations, SLs) that one
+    :class:`TrafficSource` would, whatever the arrival process.
+
+    It stops creating messages while the send queue of its SL holds
+    :attr:`limit` packets: ``BACKLOG``, or more when the VL buffer can take
+    more than that in one step of the transmitter.  So the send queue of a
+    source held back never runs dry before the transmitter looks again
+    (which creates more), and the packets that move into the VL buffers,
+    whose order between SLs sharing a VL matters, are those that creating
+    every message on time would move.
+    """
+
+    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: np.ndarray, rng: np.random.Generator,
+                 sl: int):
+        self.sl = sl
+        self._t = hca.traffic_start  # time of the last message drawn, of any SL
+        self._sl_values = np.asarray(hca.traffic_sls)
+        self._times: list[float] = []
+        super().__init__(hca, tx, pattern, src, dlids, rng)
+        self.lazy = True
+        self._cur_sl = sl
+        share = hca.traffic_sls.count(sl) / len(hca.traffic_sls)
+        self.mean_gap_sl = self.mean_gap / share
+        # a transmitter step moves at most a VL buffer plus the packet it sends into the VL buffer
+        n = len(self.packet_sizes)
+        self.limit = max(BACKLOG, n * ((hca.vl_buffer + max(self.packet_sizes)) // self.wire_bytes + 1))
+
+    def _draw(self) -> tuple[np.ndarray, np.ndarray]:
+        """The times and destinations of this SL's messages in the source's next batch that has any."""
+        rng = self.rng
+        k = len(self._sl_values)
+        while True:
+            if self.poisson:
+                gaps = rng.exponential(self.mean_gap, _BATCH)
+            else:
+                gaps = np.full(_BATCH, self.mean_gap)
+            dsts = np.asarray(self.pattern.destinations(self.src, rng, _BATCH))
+            mine = self._sl_values[rng.integers(0, k, _BATCH)] == self.sl
+            # sequential sums, as TrafficSource adds the gaps one by one
+            times = np.add.accumulate(np.concatenate(((self._t,), gaps)))[1:]
+            self._t = float(times[-1])
+            if mine.any():
+                return times[mine], dsts[mine]
+
+    def _refill(self) -> None:
+        times, dsts = self._draw()
+        self._times = times.tolist()
+        self._dsts = dsts.tolist()
+        self._i = 0
+
+    def _advance(self) -> None:
+        if self._i >= len(self._times):
+            self._refill()
+        i = self._i
+        self.next_time = self._times[i]
+        self._cur_dst = self._dsts[i]
+        self._i = i + 1
+
+    def materialize(self, now: float) -> None:
+        """Create this SL's messages due by *now* while its send queue holds fewer than :attr:`limit` packets."""
+        stop = self.sim.traffic_stop
+        q = self.tx.sendq[self.sl]
+        limit = self.limit if self.lazy else 1 << 62
+        sl = self.sl
+        while self.next_time <= now and len(q) < limit:
+            t = self.next_time
+            if t > stop:
+                self.next_time = INF
+                return
+            dst = self._cur_dst
+            if dst >= 0:
+                self._emit(t, dst, sl)
+            self._advance()
+
+    def pending(self, now: float) -> tuple[int, int]:
+        """As :meth:`TrafficSource.pending`, counting a batch of draws at a time."""
+        end = min(now, self.sim.traffic_stop)
+        if self.next_time > end:
+            return 0, 0
+        saved = (self._t, self.rng.bit_generator.state)
+        window = self.stats.window
+        per = len(self.packet_sizes)
+        times = np.asarray(self._times[self._i - 1:])  # the next message and the rest of the batch
+        dsts = np.asarray(self._dsts[self._i - 1:])
+        packets = nbytes = 0
+        while True:
+            due = int(np.searchsorted(times, end, side="right"))  # times never decrease
+            sent = dsts[:due] >= 0
+            packets += per * int(sent.sum())
+            nbytes += self.wire_bytes * int((sent & (times[:due] >= window)).sum())
+            if due < len(times):
+                break
+            times, dsts = self._draw()
+        self._t, state = saved
+        self.rng.bit_generator.state = state
+        return packets, nbytes
+
+    def pending_estimate(self, now: float) -> float:
+        end = min(now, self.sim.traffic_stop)
+        if self.next_time > end:
+            return 0.0
+        return (1.0 + (end - self.next_time) / self.mean_gap_sl) * len(self.packet_sizes)
+
+
+class SplitSource:
+    """The lazy traffic source of an HCA that sends on several SLs: one :class:`SLSource` per SL.
+
+    It creates the messages a :class:`TrafficSource` of the same SLs would
+    create on time (same times, destinations and SLs, for Poisson and
+    constant arrivals alike; message ids follow the order of creation,
+    which differs), but each SL's stops while that SL's send queue is full,
+    so an overloaded HCA holds O(BACKLOG x SLs) packets at its source
+    however long it runs.  Each SL's source replays the whole stream of
+    draws, so drawing costs SLs times more (vectorised, in batches).
+
+    ``next_time`` is the earliest of the SL sources'.  One due in the past
+    is held back with its SL's send queue full, hence that SL's VL buffer
+    not empty; :meth:`next_after` gives the earliest of the others, which
+    the transmitter must not sleep past when one of its VLs is empty.
+    """
+
+    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: np.ndarray, rng: np.random.Generator):
+        sls = hca.traffic_sls
+        self.parts = [SLSource(hca, tx, pattern, src, dlids, copy.deepcopy(rng), sl)
+                      for sl in sorted(set(sls), key=sls.index)]
+        self.sls = sls
+        self.tx = tx
+        self._lazy = True
+        self.next_time = min(p.next_time for p in self.parts)
+
+    @property
+    def lazy(self) -> bool:
+        """False: every message is created on time (as :class:`~.cbr.MergedSource` needs)."""
+        return self._lazy
+
+    @lazy.setter
+    def lazy(self, value: bool) -> None:
+        self._lazy = bool(value)
+        for p in self.parts:
+            p.lazy = self._lazy
+
+    @property
+    def messages(self) -> int:
+        """Messages created so far."""
+        return sum(p.messages for p in self.parts)
+
+    def materialize(self, now: float) -> None:
+        t = INF
+        for p in self.parts:
+            if p.next_time <= now:
+                p.materialize(now)
+            if p.next_time < t:
+                t = p.next_time
+        self.next_time = t
+
+    def next_after(self, now: float) -> float:
+        t = INF
+        for p in self.parts:
+            if now < p.next_time < t:
+                t = p.next_time
+        return t
+
+    def pending(self, now: float) -> tuple[int, int]:
+        packets = nbytes = 0
+        for p in self.parts:
+            a, b = p.pending(now)
+            packets += a
+            nbytes += b
+        return packets, nbytes
+
+    def pending_estimate(self, now: float) -> float:
+        return sum(p.pending_estimate(now) for p in self.parts)
 
 
 class HCA(IBNode):
@@ -451,7 +659,8 @@ class HCA(IBNode):
             return
         dlids = sim.dlids_from(self)
         tx = self.tx[self.first_port]
-        tx.source = TrafficSource(self, tx, pattern, src, dlids, self.rng)
+        source = TrafficSource if len(self.traffic_sls) == 1 else SplitSource
+        tx.source = source(self, tx, pattern, src, dlids, self.rng)
         for sl in self.traffic_sls:
             tx.use_sl(sl)
         tx.poke(0.0)
