@@ -36,7 +36,8 @@ from ibfabric.ned_like import ast, model
 from ibfabric.ned_like.elaborate import Elaborator
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.expr import EMPTY_SCOPE, evaluate
-from ibfabric.ned_like.library import TypeLibrary
+from ibfabric.ned_like.library import TypeLibrary, read_source
+from ibfabric.ned_like.limits import Limits
 from ibfabric.ned_like.model import ElaboratedNetwork, Location, Value
 from ibfabric.ned_like.params import override_value
 from ibfabric.ned_like.parser import parse, parse_expression
@@ -45,6 +46,7 @@ from ibfabric.ned_like.writer import write_ned
 
 __all__ = [
     "ElaboratedNetwork",
+    "Limits",
     "NedError",
     "OverrideSet",
     "PatternError",
@@ -69,6 +71,7 @@ def elaborate(
     library: TypeLibrary | None = None,
     overrides: OverrideSet | Mapping[str, str] | None = None,
     filename: str | None = None,
+    limits: Limits | None = None,
 ) -> ElaboratedNetwork:
     """Elaborate a network from NED-like source.
 
@@ -90,6 +93,10 @@ def elaborate(
         afterwards.
     filename : str, optional
         The name used in locations (default: the path, or ``'<string>'``).
+    limits : Limits, optional
+        Resource limits (modules, gates, vector size, loop iterations); by
+        default :meth:`Limits.from_env` (the defaults, or the
+        ``IBFABRIC_MAX_*`` environment variables).
 
     Returns
     -------
@@ -98,7 +105,8 @@ def elaborate(
     Raises
     ------
     NedError
-        For any syntax or semantic error, at its location.
+        For any syntax or semantic error, at its location, and for input
+        beyond a limit (see ``docs/ned-language.md``, *Limits*).
     """
     lib = library.copy() if library is not None else TypeLibrary.default()
     path = None
@@ -109,7 +117,7 @@ def elaborate(
     elif isinstance(source, os.PathLike):
         path = Path(source)
         lib.add_search_dir(path.parent)
-        nedfile = parse(path.read_text(encoding="utf-8"), filename or str(path))
+        nedfile = parse(read_source(path), filename or str(path))
         lib.add_scanned(path, nedfile)
     else:
         raise TypeError(f"source must be NED text, a parsed file or a path, not {type(source).__name__}")
@@ -120,7 +128,7 @@ def elaborate(
         overrides = OverrideSet()
     elif not isinstance(overrides, OverrideSet):
         overrides = OverrideSet(overrides)
-    return Elaborator(lib, overrides).run(decl, nedfile.filename)
+    return Elaborator(lib, overrides, limits).run(decl, nedfile.filename)
 
 
 def _choose_network(nedfile: ast.NedFile, network: str | None, lib: TypeLibrary) -> ast.TypeDecl:

@@ -16,7 +16,12 @@ Unconnected gates are not an error (``allowunconnected`` is accepted and has
 no further effect): InfiniBand switches have many unused ports.
 
 ``gate++`` takes the first gate of the vector not yet connected on that side;
-an unsized vector (``inout port[]``) grows by one when all are taken.
+an unsized vector (``inout port[]``) grows by one when all are taken (a gate
+counted against :attr:`~ibfabric.ned_like.limits.Limits.max_gates`).
+
+Loops take their values from the network's budget of
+:attr:`~ibfabric.ned_like.limits.Limits.max_loop_iterations`: a range larger
+than what is left is refused before its first iteration.
 
 A connection without a channel type but with a body (``<--> { delay = 1ns; } <-->``)
 gets ``DelayChannel`` if it assigns only ``delay``, else ``DatarateChannel``
@@ -31,12 +36,11 @@ from ibfabric.ned_like import ast
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.expr import Scope, evaluate, to_bool, to_int
 from ibfabric.ned_like.library import BUILTIN_PACKAGE
+from ibfabric.ned_like.limits import Limits
 from ibfabric.ned_like.model import ChannelInstance, Connection, GateRef, ModuleInstance, Value
 from ibfabric.ned_like.params import Params
 
-__all__ = ["MAX_LOOP", "Connector", "check_channel_chains"]
-
-MAX_LOOP = 10_000_000
+__all__ = ["Connector", "check_channel_chains"]
 
 
 @attrs.define(eq=False)
@@ -98,8 +102,18 @@ class Connector:
         var = loop.vars[i]
         start = to_int(evaluate(var.start, scope), "a loop bound", var.start.loc)
         end = to_int(evaluate(var.end, scope), "a loop bound", var.end.loc)
-        if end - start >= MAX_LOOP:
-            raise NedError(f"loop '{var.name}' would run {end - start + 1} times (at most {MAX_LOOP})", var.loc)
+        count = max(0, end - start + 1)
+        elab = self.elab
+        limit = elab.limits.max_loop_iterations
+        if elab.loop_iterations + count > limit:
+            left = limit - elab.loop_iterations
+            room = f"the {left} left of " if left < limit else ""
+            raise NedError(
+                f"loop '{var.name}' would run {count} times, more than {room}the limit of {limit} loop iterations"
+                " per network; " + Limits.how_to_raise("max_loop_iterations"),
+                var.loc,
+            )
+        elab.loop_iterations += count
         for x in range(start, end + 1):  # both ends inclusive, as in OMNeT++
             self._loop(loop, i + 1, scope.with_vars({var.name: Value(x)}), owner)
 
@@ -165,15 +179,18 @@ class Connector:
         halves = self._halves(end, bidirectional)
         gate = end.gate
         if end.spec.plusplus:
-            index = next(
-                (i for i in range(gate.size) if all((i, h, side) not in gate.used for h in halves)), None
-            )
-            if index is None:
+            # Gates are only ever taken, so the first free one never moves back: start where the last search ended.
+            key = (side, halves)
+            index = gate.free_from.get(key, 0)
+            while index < gate.size and any((index, h, side) in gate.used for h in halves):
+                index += 1
+            gate.free_from[key] = index
+            if index == gate.size:
                 if not gate.growable:
                     raise NedError(
                         f"all {gate.size} gates of {end.label} are connected; '++' needs a free one", end.spec.gate_loc
                     )
-                index = gate.size
+                self.elab.count_gate(f"'{end.label}++'", end.spec.gate_loc)
                 gate.size += 1
             end.index = index
         for h in halves:

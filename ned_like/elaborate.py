@@ -8,6 +8,13 @@ submodules), then its connections (:mod:`ibfabric.ned_like.connect`).
 
 Every error is a :class:`~ibfabric.ned_like.errors.NedError` at the offending
 construct; nothing half-built is returned.
+
+The :class:`~ibfabric.ned_like.limits.Limits` are checked before what they
+bound is built: a submodule vector against the module limit before its first
+element, a gate vector against the gate limit before the instance exists.
+A module type that contains itself (directly or through other types) is an
+error naming the cycle, and modules nest at most
+:data:`~ibfabric.ned_like.limits.MAX_MODULE_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ import attrs
 
 from ibfabric.ned_like import ast
 from ibfabric.ned_like.errors import NedError
-from ibfabric.ned_like.expr import Scope, evaluate, to_bool, to_int
+from ibfabric.ned_like.expr import Scope, evaluate, show, to_bool, to_int
 from ibfabric.ned_like.library import EffectiveType, TypeLibrary
+from ibfabric.ned_like.limits import MAX_MODULE_DEPTH, Limits
 from ibfabric.ned_like.model import (
     Connection,
     ElaboratedNetwork,
@@ -49,6 +57,7 @@ class Gate:
     size: int
     growable: bool
     used: dict = attrs.field(factory=dict)
+    free_from: dict = attrs.field(factory=dict)  # (side, halves) -> no free '++' gate below this index
 
     def model(self) -> GateVector:
         return GateVector(self.name, self.kind, self.size if self.vector else None)
@@ -76,13 +85,22 @@ class SubEntry:
 
 
 class Elaborator:
-    """Elaborates networks from a library, applying overrides."""
+    """Elaborates networks from a library, applying overrides, within *limits*.
 
-    def __init__(self, library: TypeLibrary, overrides: OverrideSet):
+    ``modules``, ``gates`` and ``loop_iterations`` count what the elaboration
+    has built so far (the limits bound them).
+    """
+
+    def __init__(self, library: TypeLibrary, overrides: OverrideSet, limits: Limits | None = None):
         self.lib = library
         self.overrides = overrides
+        self.limits = limits if limits is not None else Limits.from_env()
         self.param_paths: set[str] = set()
         self._literal_checks: list[tuple[str, ast.ParamAssign]] = []
+        self.modules = 0
+        self.gates = 0
+        self.loop_iterations = 0
+        self._ancestors: list[tuple[str, str]] = []  # (type qualname, path) of the instances being elaborated
 
     # ------------------------------------------------------------ entry
 
@@ -118,6 +136,7 @@ class Elaborator:
         body_scope: Scope | None = None,
     ) -> Built:
         """Elaborate one module instance (and, for a compound module, everything in it)."""
+        self._enter(eff, path, loc)
         label = f"{path} ({eff.decl.simple_name})"
         params = Params(
             eff, path, label, loc, index=index, levels=levels,
@@ -126,17 +145,49 @@ class Elaborator:
         )
         values = params.all()
         self.param_paths.update(f"{path}.{p}" for p in values)
-        gates = self._gates(eff, params, body, body_scope, label)
+        gates = self._gates(eff, params, body, body_scope, label, loc)
         instance = ModuleInstance(
             path=path, name=name, type_name=eff.qualname, kind="compound" if eff.is_compound else "simple", index=index,
             vector_size=vector_size, params=values, location=loc,
         )
         built = Built(instance, gates, params)
         if eff.is_compound:
-            self._compound(eff, built, levels)
+            self._ancestors.append((eff.qualname, path))
+            try:
+                self._compound(eff, built, levels)
+            finally:
+                self._ancestors.pop()
         return built
 
-    def _gates(self, eff, params: Params, body, body_scope, label) -> dict[str, Gate]:
+    def _enter(self, eff: EffectiveType, path: str, loc: Location) -> None:
+        """Check containment cycles, nesting depth and the module limit for a new instance at *path*."""
+        for i, (qualname, _) in enumerate(self._ancestors):
+            if qualname == eff.qualname:
+                chain = [q.rpartition(".")[2] for q, _ in self._ancestors[i:]] + [eff.decl.simple_name]
+                raise NedError(
+                    f"module type '{eff.decl.simple_name}' contains itself ({' -> '.join(chain)}, at {path})", loc
+                )
+        if len(self._ancestors) >= MAX_MODULE_DEPTH:
+            raise NedError(f"modules nested more than {MAX_MODULE_DEPTH} levels deep (at {path})", loc)
+        self.modules += 1
+        if self.modules > self.limits.max_modules:
+            raise NedError(
+                f"the network has more than {self.limits.max_modules} modules (at {path}); "
+                + Limits.how_to_raise("max_modules"),
+                loc,
+            )
+
+    def count_gate(self, what: str, loc: Location) -> None:
+        """Count one more gate (a vector grown by ``++``), refusing to pass the gate limit."""
+        if self.gates + 1 > self.limits.max_gates:
+            raise NedError(
+                f"{what} would bring the network to more than {self.limits.max_gates} gates; "
+                + Limits.how_to_raise("max_gates"),
+                loc,
+            )
+        self.gates += 1
+
+    def _gates(self, eff, params: Params, body, body_scope, label, loc: Location) -> dict[str, Gate]:
         gates: dict[str, Gate] = {}
         for g in eff.gates.values():
             size, growable = 0, False
@@ -144,16 +195,37 @@ class Elaborator:
                 if g.size is None:
                     growable = True
                 else:
-                    size = _size(evaluate(g.size, params.own_scope), f"gate vector '{g.name}'", g.size.loc)
+                    try:
+                        size = self._size(
+                            evaluate(g.size, params.own_scope), f"gate vector '{g.name}' of {label}", g.size.loc
+                        )
+                    except NedError as e:
+                        raise _blame(e, g.size, params) from None
             gates[g.name] = Gate(g.name, g.kind, g.vector, size, growable)
+        sized = {}
         for g in body.gates if body is not None else ():
             gate = gates.get(g.name)
             if gate is None:
                 raise NedError(f"unknown gate '{g.name}' of {label}", g.loc)
             if not gate.vector:
                 raise NedError(f"gate '{g.name}' of {label} is not a vector", g.loc)
-            size = _size(evaluate(g.size, body_scope), f"gate vector '{g.name}'", g.size.loc)
+            size = self._size(evaluate(g.size, body_scope), f"gate vector '{g.name}' of {label}", g.size.loc)
             gate.size, gate.growable = size, False
+            sized[g.name] = g.size
+        total = sum(g.size if g.vector else 1 for g in gates.values())
+        if self.gates + total > self.limits.max_gates:
+            error = NedError(
+                f"the {total} gates of {label} would bring the network to {self.gates + total} gates, more than"
+                f" {self.limits.max_gates}; " + Limits.how_to_raise("max_gates"),
+                loc,
+            )
+            big = max(gates.values(), key=lambda g: g.size if g.vector else 1)
+            if big.name in sized:
+                raise NedError(error.message, sized[big.name].loc)
+            if big.vector and eff.gates[big.name].size is not None:
+                raise _blame(error, eff.gates[big.name].size, params)
+            raise error
+        self.gates += total
         return gates
 
     def _compound(self, eff: EffectiveType, built: Built, levels: list[AssignLevel]) -> None:
@@ -190,7 +262,13 @@ class Elaborator:
                 return SubEntry(False, None)
         size = None
         if sm.vector is not None:
-            size = _size(evaluate(sm.vector, scope), f"submodule vector '{sm.name}'", sm.vector.loc)
+            size = self._size(evaluate(sm.vector, scope), f"submodule vector '{sm.name}'", sm.vector.loc)
+            if self.modules + size > self.limits.max_modules:
+                raise NedError(
+                    f"submodule vector '{sm.name}' of {size} elements would give the network more than"
+                    f" {self.limits.max_modules} modules; " + Limits.how_to_raise("max_modules"),
+                    sm.vector.loc,
+                )
         entry = SubEntry(True, size)
         for index in range(size) if size is not None else (None,):
             sub_path = f"{path}.{sm.name}" if index is None else f"{path}.{sm.name}[{index}]"
@@ -232,7 +310,7 @@ class Elaborator:
         if entry is not None:
             v = evaluate(entry.assign.value, entry.scope)
             if type(v.value) is not str:
-                raise NedError(f"typename must be a string, got {v.ned()}", entry.assign.value.loc)
+                raise NedError(f"typename must be a string, got {show(v)}", entry.assign.value.loc)
             return v.value, entry.assign.value.loc
         if sm.like_expr is None:
             raise NedError(
@@ -240,7 +318,7 @@ class Elaborator:
             )
         v = evaluate(sm.like_expr, scope)
         if type(v.value) is not str:
-            raise NedError(f"the type of '{sm.name}' must be a string, got {v.ned()}", sm.like_expr.loc)
+            raise NedError(f"the type of '{sm.name}' must be a string, got {show(v)}", sm.like_expr.loc)
         return v.value, sm.like_expr.loc
 
     # ------------------------------------------------------------ compound-module scope helpers
@@ -276,12 +354,47 @@ class Elaborator:
         return value
 
 
-MAX_VECTOR_SIZE = 1_000_000
+    def _size(self, value: Value, what: str, loc: Location) -> int:
+        """A vector size: an integer from 0 to the vector limit."""
+        size = to_int(value, f"the size of {what}", loc)
+        limit = self.limits.max_vector_size
+        if not 0 <= size <= limit:
+            hint = "; " + Limits.how_to_raise("max_vector_size") if size > limit else ""
+            raise NedError(f"the size of {what} must be from 0 to {limit}, got {size}{hint}", loc)
+        return size
 
 
-def _size(value: Value, what: str, loc: Location) -> int:
-    """A vector size: an integer from 0 to MAX_VECTOR_SIZE."""
-    size = to_int(value, f"the size of {what}", loc)
-    if not 0 <= size <= MAX_VECTOR_SIZE:
-        raise NedError(f"the size of {what} must be from 0 to {MAX_VECTOR_SIZE}, got {size}", loc)
-    return size
+#: The default vector limit (:attr:`Limits.max_vector_size`).
+MAX_VECTOR_SIZE = Limits().max_vector_size
+
+
+def _names(expr: ast.Expr) -> list[str]:
+    """The parameter names *expr* mentions (``numPorts`` in ``numPorts + 1``), in order, iteratively."""
+    out: list[str] = []
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Name, ast.ThisParam)):
+            if n.name not in out:
+                out.append(n.name)
+        elif isinstance(n, (tuple, list)):
+            stack.extend(reversed(n))
+        elif attrs.has(type(n)) and not isinstance(n, (Location, Value)):
+            stack.extend(reversed([getattr(n, f.name) for f in attrs.fields(type(n)) if f.name != "loc"]))
+    return out
+
+
+def _blame(error: NedError, expr: ast.Expr, params: Params) -> NedError:
+    """*error* about a type's expression (a gate size), moved to where the user set a value it uses.
+
+    ``inout port[numPorts + 1]`` is written in the type's file (the built-in
+    ``ib.ned`` for a Switch); when it fails because of ``numPorts = 10^8`` in
+    the user's file or an override, the error goes there, with the value.
+    """
+    for name in _names(expr):
+        origin = params.origins.get(name)
+        if origin is not None and not origin.type_default and origin.loc is not None:
+            cause = f" (from {name} = {show(params.values[name])})"
+            message, sep, hint = error.message.partition("; raise it")
+            return NedError(message + cause + sep + hint, origin.loc)
+    return error

@@ -9,10 +9,20 @@ value) is a NedError that names the place of the offending construct, so that
 
 from __future__ import annotations
 
+import re
+
 from ibfabric.errors import TopologyError
 from ibfabric.ned_like.model import Location
 
-__all__ = ["NedError"]
+__all__ = ["NedError", "one_line"]
+
+# What str.splitlines() breaks at: a message must stay one line whatever text it quotes.
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """*text* with its line breaks written as escapes (``\\n``), so it prints as one line."""
+    return _LINE_BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 class NedError(TopologyError):
@@ -38,11 +48,12 @@ class NedError(TopologyError):
     Notes
     -----
     NedError is a :class:`ibfabric.errors.TopologyError`, so the CLI reports it
-    like every other user mistake: ``str(error)`` on one line.
+    like every other user mistake: ``str(error)`` on one line (line breaks in
+    quoted text, such as a file name or a property, are escaped).
     """
 
     def __init__(self, message: str, location: Location | None = None):
-        self.message = message
+        self.message = one_line(message)
         self.location = location
         if location is None:
             self.file, self.line, self.column = "<unknown>", 0, 0
@@ -53,7 +64,7 @@ class NedError(TopologyError):
     def __str__(self) -> str:
         if self.location is None:
             return self.message
-        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+        return f"{one_line(self.file)}:{self.line}:{self.column}: {self.message}"
 
     def __reduce__(self):
         return (type(self), (self.message, self.location))

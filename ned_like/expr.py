@@ -20,6 +20,7 @@ str, and for quantities the canonical unit of their dimension (``ns``, ``B``,
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 from collections.abc import Callable
@@ -28,16 +29,19 @@ from decimal import Decimal
 from ibfabric import units
 from ibfabric.ned_like import ast
 from ibfabric.ned_like.errors import NedError
+from ibfabric.ned_like.limits import INT_MAX, INT_MIN, MAX_STRING_LENGTH
 from ibfabric.ned_like.model import Location, Value
 
 __all__ = [
     "FUNCTIONS",
     "Scope",
+    "check_int",
     "coerce",
     "describe_dimension",
     "evaluate",
     "number_literal",
     "quantity_literal",
+    "show",
     "to_bool",
     "to_int",
 ]
@@ -53,17 +57,66 @@ _DIMENSION_NAMES = {
 _QUANTITY_PARTS = re.compile(r"^(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(.+)$")
 
 
+# Exact decimal arithmetic for quantity literals: enough digits for any 64-bit
+# mantissa times a unit factor, and exponents far beyond the double range.
+_DECIMAL = decimal.Context(prec=60, Emax=10**6, Emin=-(10**6), traps=[decimal.InvalidOperation])
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """*text* for a message: long texts (a 5,000-digit literal) are cut, with their length."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 2]}...({len(text)} characters)"
+
+
+def show(v: Value) -> str:
+    """*v* as NED text for a message, cut when long (a huge string parameter)."""
+    if type(v.value) is int and v.value.bit_length() > 200:  # only arithmetic in progress can get here
+        return f"an integer of about {int(v.value.bit_length() * 0.30103) + 1} digits"
+    return _clip(v.ned(), 60)
+
+
 def _finite(v: float, loc: Location) -> float:
     if not math.isfinite(v):
-        raise NedError("the result is not a finite number", loc)
+        raise NedError("the result is out of range (not a finite number)", loc)
+    return v
+
+
+def check_int(x: int, loc: Location, what: str = "the result") -> int:
+    """*x* if it is a 64-bit signed integer, else a NedError at *loc*."""
+    if not INT_MIN <= x <= INT_MAX:
+        shown = str(x) if x.bit_length() <= 200 else f"about 10^{int(x.bit_length() * 0.30103)}"
+        raise NedError(f"{what} {_clip(shown)} is out of the 64-bit integer range ({INT_MIN}..{INT_MAX})", loc)
+    return x
+
+
+def _int_text(text: str, loc: Location, what: str) -> int:
+    """The int of a string of ASCII digits, range-checked before it is converted."""
+    digits = text.lstrip("0")
+    if len(digits) > len(str(INT_MAX)) or int(digits or "0") > INT_MAX:
+        raise NedError(f"{what} {_clip(text)} is out of range (at most {INT_MAX}, a 64-bit integer)", loc)
+    return int(digits or "0")
+
+
+def _float_text(text: str, loc: Location, what: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise NedError(f"{what} {_clip(text)} is out of range (beyond the largest double, about 1.8e308)", loc)
     return v
 
 
 def number_literal(text: str, loc: Location) -> Value:
-    """The value of a number literal: an int unless it has a ``.`` or an exponent."""
+    """The value of a number literal: an int unless it has a ``.`` or an exponent.
+
+    Raises
+    ------
+    NedError
+        If an integer is beyond 64 bits or a double overflows to infinity
+        (checked before anything big is built from the text).
+    """
     if any(c in text for c in ".eE"):
-        return Value(_finite(float(text), loc))
-    return Value(int(text))
+        return Value(_float_text(text, loc, "number"))
+    return Value(_int_text(text, loc, "integer"))
 
 
 def quantity_literal(text: str, loc: Location) -> Value:
@@ -75,20 +128,31 @@ def quantity_literal(text: str, loc: Location) -> Value:
     Raises
     ------
     NedError
-        If the unit is unknown.
+        If the unit is unknown, or the number is out of range (64-bit ints,
+        finite doubles), before or after the conversion.
     """
     m = _QUANTITY_PARTS.match(text)
     if m is None:
-        raise NedError(f"'{text}' is not a quantity", loc)
+        raise NedError(f"'{_clip(text)}' is not a quantity", loc)
     num, unit = m.groups()
     try:
         factor, canon = units.to_canonical(1.0, unit)
     except units.UnitError:
-        raise NedError(f"unknown unit '{unit}' (units: {', '.join(units.UNITS)}, time/length)", loc) from None
-    exact = Decimal(num) * Decimal(repr(factor))
-    if not any(c in num for c in ".eE") and exact == exact.to_integral_value():
+        raise NedError(f"unknown unit '{_clip(unit)}' (units: {', '.join(units.UNITS)}, time/length)", loc) from None
+    whole = not any(c in num for c in ".eE")
+    if whole:
+        _int_text(num, loc, "quantity")
+    else:
+        _float_text(num, loc, "quantity")
+    exact = _DECIMAL.multiply(Decimal(num), Decimal(repr(factor)))
+    if whole and exact == exact.to_integral_value():
+        if not INT_MIN <= exact <= INT_MAX:
+            raise NedError(f"quantity {_clip(text)} is out of range (at most {INT_MAX}{canon}, a 64-bit integer)", loc)
         return Value(int(exact), canon)
-    return Value(_finite(float(exact), loc), canon)
+    value = float(exact)
+    if not math.isfinite(value):
+        raise NedError(f"quantity {_clip(text)} is out of range (beyond the largest double in {canon})", loc)
+    return Value(value, canon)
 
 
 def describe_dimension(unit: str) -> str:
@@ -171,7 +235,7 @@ def _is_number(v: Value) -> bool:
 
 def _num(v: Value, what: str, loc: Location) -> int | float:
     if not _is_number(v):
-        raise NedError(f"{what} needs a number, got {v.ned()}", loc)
+        raise NedError(f"{what} needs a number, got {show(v)}", loc)
     return v.value
 
 
@@ -180,18 +244,25 @@ def _whole(x: int | float) -> bool:
 
 
 def _make(x: int | float, unit: str | None, loc: Location) -> Value:
-    if isinstance(x, float):
+    """Every computed number goes through here: doubles finite, ints 64-bit."""
+    if type(x) is float:
         _finite(x, loc)
+    elif type(x) is int:
+        check_int(x, loc)
     return Value(x, unit)
 
 
 def _add(a: Value, b: Value, op: str, loc: Location) -> Value:
     if type(a.value) is str and type(b.value) is str and op == "+":
+        if len(a.value) + len(b.value) > MAX_STRING_LENGTH:
+            raise NedError(
+                f"the string would be {len(a.value) + len(b.value)} characters long (at most {MAX_STRING_LENGTH})", loc
+            )
         return Value(a.value + b.value)
     if not (_is_number(a) and _is_number(b)) or a.unit != b.unit:
         if op == "+":
-            raise NedError(f"cannot add {a.ned()} and {b.ned()}", loc)
-        raise NedError(f"cannot subtract {b.ned()} from {a.ned()}", loc)
+            raise NedError(f"cannot add {show(a)} and {show(b)}", loc)
+        raise NedError(f"cannot subtract {show(b)} from {show(a)}", loc)
     return _make(a.value + b.value if op == "+" else a.value - b.value, a.unit, loc)
 
 
@@ -219,15 +290,15 @@ def _mul(a: Value, b: Value, op: str, loc: Location) -> Value:
         if (a.unit, b.unit) in _PRODUCTS:
             unit, f = _PRODUCTS[(a.unit, b.unit)]
             return _make(x * y * f, unit, loc)
-        raise NedError(f"cannot multiply {a.ned()} by {b.ned()}", loc)
+        raise NedError(f"cannot multiply {show(a)} by {show(b)}", loc)
     if y == 0:
         raise NedError("division by zero" if op == "/" else "modulo by zero", loc)
     if op == "%":
         if not (_whole(x) and _whole(y)) or a.unit is not None or b.unit is not None:
-            raise NedError(f"'%' needs two integers, got {a.ned()} and {b.ned()}", loc)
+            raise NedError(f"'%' needs two integers, got {show(a)} and {show(b)}", loc)
         x, y = int(x), int(y)
         r = abs(x) % abs(y)
-        return Value(-r if x < 0 else r)
+        return _make(-r if x < 0 else r, None, loc)
     if b.unit is None:
         return _make(x / y, a.unit, loc)
     if a.unit == b.unit:
@@ -235,33 +306,35 @@ def _mul(a: Value, b: Value, op: str, loc: Location) -> Value:
     if (a.unit, b.unit) in _QUOTIENTS:
         unit, f = _QUOTIENTS[(a.unit, b.unit)]
         return _make(x / y * f, unit, loc)
-    raise NedError(f"cannot divide {a.ned()} by {b.ned()}", loc)
+    raise NedError(f"cannot divide {show(a)} by {show(b)}", loc)
 
 
 def _pow(a: Value, b: Value, loc: Location) -> Value:
     if not (_is_number(a) and _is_number(b)) or a.unit is not None or b.unit is not None:
-        raise NedError(f"'^' needs two numbers, got {a.ned()} and {b.ned()}", loc)
+        raise NedError(f"'^' needs two numbers, got {show(a)} and {show(b)}", loc)
     x, y = a.value, b.value
     if type(x) is int and type(y) is int and 0 <= y <= 1024:
-        return Value(x**y)
+        if abs(x) > 1 and (abs(x).bit_length() - 1) * y >= 64:  # |x|^y >= 2^64: refuse before computing it
+            raise NedError(f"{show(a)} ^ {show(b)} is out of the 64-bit integer range", loc)
+        return _make(x**y, None, loc)
     try:
         r = math.pow(x, y)
     except (OverflowError, ValueError):
-        raise NedError(f"{a.ned()} ^ {b.ned()} is not a finite number", loc) from None
+        raise NedError(f"{show(a)} ^ {show(b)} is out of range (not a finite number)", loc) from None
     return _make(r, None, loc)
 
 
 def _compare(op: str, a: Value, b: Value, loc: Location) -> bool:
     ka, kb = _kind(a), _kind(b)
     if ka != kb:
-        raise NedError(f"cannot compare {a.ned()} with {b.ned()}", loc)
+        raise NedError(f"cannot compare {show(a)} with {show(b)}", loc)
     x, y = a.value, b.value
     if op == "==":
         return x == y
     if op == "!=":
         return x != y
     if ka == "bool":
-        raise NedError(f"cannot order booleans ({a.ned()} {op} {b.ned()})", loc)
+        raise NedError(f"cannot order booleans ({show(a)} {op} {show(b)})", loc)
     if op == "<":
         return x < y
     if op == "<=":
@@ -273,7 +346,7 @@ def _compare(op: str, a: Value, b: Value, loc: Location) -> bool:
 
 def _bool(v: Value, what: str, loc: Location) -> bool:
     if type(v.value) is not bool:
-        raise NedError(f"{what} needs a bool, got {v.ned()}", loc)
+        raise NedError(f"{what} needs a bool, got {show(v)}", loc)
     return v.value
 
 
@@ -286,7 +359,7 @@ def _f_minmax(name: str, args: list[Value], loc: Location) -> Value:
     best = args[0]
     for v in args:
         if not _is_number(v) or v.unit != args[0].unit:
-            raise NedError(f"{name}() needs numbers of one dimension, got {args[0].ned()} and {v.ned()}", loc)
+            raise NedError(f"{name}() needs numbers of one dimension, got {show(args[0])} and {show(v)}", loc)
         if (v.value < best.value) if name == "min" else (v.value > best.value):
             best = v
     return best
@@ -300,17 +373,20 @@ def _one(name: str, args: list[Value], loc: Location) -> Value:
 
 def _f_abs(args, loc):
     v = _one("abs", args, loc)
-    return Value(abs(_num(v, "abs()", loc)), v.unit)
+    return _make(abs(_num(v, "abs()", loc)), v.unit, loc)
 
 
 def _f_floor(args, loc):
     v = _one("floor", args, loc)
-    return Value(math.floor(_num(v, "floor()", loc)), v.unit)
+    return _make(math.floor(_num(v, "floor()", loc)), v.unit, loc)
 
 
 def _f_ceil(args, loc):
     v = _one("ceil", args, loc)
-    return Value(math.ceil(_num(v, "ceil()", loc)), v.unit)
+    return _make(math.ceil(_num(v, "ceil()", loc)), v.unit, loc)
+
+
+_INT_TEXT = re.compile(r"[-+]?[0-9]+")
 
 
 def _f_int(args, loc):
@@ -319,11 +395,12 @@ def _f_int(args, loc):
     if type(x) is bool:
         return Value(int(x))
     if type(x) is str:
-        try:
-            return Value(int(x.strip()))
-        except ValueError:
-            raise NedError(f"int(): '{x}' is not an integer", loc) from None
-    return Value(int(x), v.unit)
+        text = x.strip()
+        if not _INT_TEXT.fullmatch(text):
+            raise NedError(f"int(): {show(v)} is not an integer", loc)
+        n = _int_text(text.lstrip("+-"), loc, "int():")
+        return Value(-n if text.startswith("-") else n)
+    return _make(int(x), v.unit, loc)
 
 
 def _f_double(args, loc):
@@ -335,7 +412,7 @@ def _f_double(args, loc):
         try:
             return _make(float(x.strip()), None, loc)
         except ValueError:
-            raise NedError(f"double(): '{x}' is not a number", loc) from None
+            raise NedError(f"double(): {show(v)} is not a number", loc) from None
     return Value(float(x), v.unit)
 
 
@@ -359,7 +436,7 @@ def _f_bool(args, loc):
 def _f_strlen(args, loc):
     v = _one("strlen", args, loc)
     if type(v.value) is not str:
-        raise NedError(f"strlen() needs a string, got {v.ned()}", loc)
+        raise NedError(f"strlen() needs a string, got {show(v)}", loc)
     return Value(len(v.value))
 
 
@@ -387,12 +464,17 @@ def evaluate(expr: ast.Expr, scope: Scope = EMPTY_SCOPE) -> Value:
     ------
     NedError
         At the offending sub-expression: unknown name, mismatched units or
-        types, division by zero, a result that is not finite.
+        types, division by zero, a result that is not finite or beyond 64
+        bits.
+
+    Notes
+    -----
+    Evaluation recurses once per nesting level; the parser refuses
+    expressions nested deeper than
+    :data:`~ibfabric.ned_like.limits.MAX_EXPRESSION_DEPTH`, so that stays
+    far below Python's recursion limit.
     """
-    try:
-        return _eval(expr, scope)
-    except RecursionError:
-        raise NedError("expression nested too deeply", expr.loc) from None
+    return _eval(expr, scope)
 
 
 def _eval(e: ast.Expr, scope: Scope) -> Value:
@@ -430,7 +512,7 @@ def _eval(e: ast.Expr, scope: Scope) -> Value:
         if e.op == "!":
             return Value(not _bool(v, "'!'", e.loc))
         x = _num(v, f"unary '{e.op}'", e.loc)
-        return Value(-x if e.op == "-" else x, v.unit)
+        return _make(-x if e.op == "-" else x, v.unit, e.loc)
     if t is ast.Power:
         return _pow(_eval(e.base, scope), _eval(e.exponent, scope), e.loc)
     if t is ast.IndexRef:
@@ -441,7 +523,10 @@ def _eval(e: ast.Expr, scope: Scope) -> Value:
         fn = FUNCTIONS.get(e.func)
         if fn is None:
             raise NedError(f"unknown function '{e.func}' (functions: {', '.join(sorted(FUNCTIONS))})", e.loc)
-        return fn([_eval(a, scope) for a in e.args], e.loc)
+        args = []
+        for a in e.args:  # a loop, not a comprehension: one stack frame per nesting level
+            args.append(_eval(a, scope))
+        return fn(args, e.loc)
     if t is ast.Sizeof:
         if scope.sizeof is None:
             raise NedError(f"sizeof({e.name}) is not available here", e.loc)
@@ -464,8 +549,8 @@ def to_int(v: Value, what: str, loc: Location) -> int:
     if type(x) is int and v.unit is None:
         return x
     if type(x) is float and v.unit is None and x.is_integer():
-        return int(x)
-    raise NedError(f"{what} must be an integer, got {v.ned()}", loc)
+        return check_int(int(x), loc, what)
+    raise NedError(f"{what} must be an integer, got {show(v)}", loc)
 
 
 def to_bool(v: Value, what: str, loc: Location) -> bool:
@@ -489,25 +574,25 @@ def coerce(value: Value, ptype: str, unit: str | None, name: str, loc: Location)
     what = f"parameter '{name}'"
     if ptype == "bool":
         if type(v) is not bool:
-            raise NedError(f"{what} expects a bool, got {value.ned()}", loc)
+            raise NedError(f"{what} expects a bool, got {show(value)}", loc)
         return value
     if ptype == "string":
         if type(v) is not str:
-            raise NedError(f"{what} expects a string, got {value.ned()}", loc)
+            raise NedError(f"{what} expects a string, got {show(value)}", loc)
         return value
     if type(v) not in (int, float):
-        raise NedError(f"{what} expects {'an int' if ptype == 'int' else 'a double'}, got {value.ned()}", loc)
+        raise NedError(f"{what} expects {'an int' if ptype == 'int' else 'a double'}, got {show(value)}", loc)
     target = None
     if unit is not None:
         target = units.canonical_unit(unit)
         if value.unit != target and not (value.unit is None and v == 0):
-            raise NedError(f"{what} expects {describe_dimension(unit)}, got {value.ned()}", loc)
+            raise NedError(f"{what} expects {describe_dimension(unit)}, got {show(value)}", loc)
     elif value.unit is not None:
-        raise NedError(f"{what} expects a number without a unit, got {value.ned()}", loc)
+        raise NedError(f"{what} expects a number without a unit, got {show(value)}", loc)
     if ptype == "int":
         if type(v) is float:
             if not v.is_integer():
-                raise NedError(f"{what} expects an integer, got {value.ned()}", loc)
-            v = int(v)
+                raise NedError(f"{what} expects an integer, got {show(value)}", loc)
+            v = check_int(int(v), loc, f"{what}: the value")
         return Value(v, target)
     return Value(float(v), target)

@@ -32,7 +32,7 @@ from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.model import Location
 from ibfabric.ned_like.parser import parse
 
-__all__ = ["BUILTIN_PACKAGE", "EffectiveType", "ParamSpec", "TypeLibrary"]
+__all__ = ["BUILTIN_PACKAGE", "EffectiveType", "ParamSpec", "TypeLibrary", "read_source"]
 
 BUILTIN_PACKAGE = "ibfabric.components"
 
@@ -44,6 +44,29 @@ _FAMILY = {
     "moduleinterface": "moduleinterface",
     "channelinterface": "channelinterface",
 }
+
+
+def read_source(path: str | os.PathLike) -> str:
+    """The text of the ``.ned`` file at *path*, which must be UTF-8.
+
+    Raises
+    ------
+    NedError
+        ``file:line:col: not UTF-8 text (byte 0xff)`` at the first byte that
+        is not UTF-8.
+    OSError
+        If the file cannot be read.
+    """
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        head = data[: e.start]
+        line = head.count(b"\n") + 1
+        column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        raise NedError(
+            f"not UTF-8 text (byte 0x{data[e.start]:02x}); .ned files must be UTF-8", Location(str(path), line, column)
+        ) from None
 
 
 @attrs.frozen
@@ -147,8 +170,7 @@ class TypeLibrary:
 
     def add_file(self, path: str | os.PathLike) -> None:
         """Read and add the ``.ned`` file at *path* (see :meth:`add_source`)."""
-        path = Path(path)
-        self.add_source(path.read_text(encoding="utf-8"), str(path))
+        self.add_source(read_source(path), str(path))
 
     def add_parsed(self, nedfile: ast.NedFile) -> None:
         """Register the types of an already parsed file (see :meth:`add_source`)."""
@@ -288,9 +310,11 @@ class TypeLibrary:
             for path in sorted(directory.glob("*.ned")):
                 if path not in self._scanned:
                     try:
-                        self._scanned[path] = parse(path.read_text(encoding="utf-8"), str(path))
-                    except NedError as e:
+                        self._scanned[path] = parse(read_source(path), str(path))
+                    except NedError as e:  # kept: named if a type then fails to resolve
                         self._scanned[path] = e
+                    except OSError as e:  # a directory called x.ned, no permission
+                        self._scanned[path] = NedError(f"cannot read: {e.strerror or e}", Location(str(path), 1, 1))
                 yield path, self._scanned[path]
 
     def _load_from_search_dirs(self, name: str, package: str, imports) -> bool:
@@ -317,21 +341,61 @@ class TypeLibrary:
     def effective(self, qualname: str) -> EffectiveType:
         """The type *qualname* with its base types (``extends``) merged in.
 
+        Chains of ``extends`` of any length are merged without recursion
+        (bases first, each one's effective type kept for reuse).
+
         Raises
         ------
         NedError
             If a base type is unknown or of another kind, on an ``extends``
-            cycle, or if a derived type redeclares a parameter or gate.
+            cycle (named: ``type 'A' extends itself (A -> B -> A)``), or if a
+            derived type redeclares a parameter or gate.
         """
         eff = self._effective.get(qualname)
-        if eff is None:
-            eff = self._build_effective(self._types[qualname], ())
-            self._effective[qualname] = eff
-        return eff
+        if eff is not None:
+            return eff
+        done: dict[str, EffectiveType] = {}  # this walk's results (a file loaded meanwhile clears the cache)
+        path = [self._types[qualname]]  # the chain from the requested type to the one being merged
+        todo = [list(reversed(self._bases(path[0])))]  # per type on the path: bases still to merge
+        while path:
+            if todo[-1]:
+                base = todo[-1].pop()
+                known = done.get(base.qualname) or self._effective.get(base.qualname)
+                if known is not None:
+                    done[base.qualname] = known
+                    continue
+                names = [d.qualname for d in path]
+                if base.qualname in names:
+                    cycle = names[names.index(base.qualname):] + [base.qualname]
+                    raise NedError(f"type '{base.qualname}' extends itself ({' -> '.join(cycle)})", base.loc)
+                path.append(base)
+                todo.append(list(reversed(self._bases(base))))
+                continue
+            decl = path.pop()
+            todo.pop()
+            eff = self._merge(decl, done.__getitem__)
+            done[decl.qualname] = eff
+            self._effective[decl.qualname] = eff
+        return done[qualname]
 
-    def _build_effective(self, decl: ast.TypeDecl, seen: tuple[str, ...]) -> EffectiveType:
-        if decl.qualname in seen:
-            raise NedError(f"type '{decl.qualname}' extends itself ({' -> '.join(seen + (decl.qualname,))})", decl.loc)
+    def _bases(self, decl: ast.TypeDecl) -> list[ast.TypeDecl]:
+        """The types *decl* extends and the interfaces it is ``like``, checked for their kind."""
+        out = []
+        for base_name in decl.extends:
+            base = self.get(base_name.name, context=decl, loc=base_name.loc)
+            if _FAMILY[base.kind] != _FAMILY[decl.kind]:
+                raise NedError(f"a {decl.kind} cannot extend {base.kind} '{base.qualname}'", base_name.loc)
+            out.append(base)
+        for like in decl.likes:
+            iface = self.get(like.name, context=decl, loc=like.loc)
+            expected = "moduleinterface" if decl.is_module else "channelinterface"
+            if iface.kind != expected:
+                raise NedError(f"'{iface.qualname}' is not a {expected}", like.loc)
+            out.append(iface)
+        return out
+
+    def _merge(self, decl: ast.TypeDecl, eff_of) -> EffectiveType:
+        """The effective type of *decl*, given ``eff_of(qualname)`` for its bases."""
         params: dict[str, ParamSpec] = {}
         gates: dict[str, ast.GateDecl] = {}
         submodules: list = []
@@ -341,9 +405,7 @@ class TypeLibrary:
         allow = decl.allow_unconnected
         for base_name in decl.extends:
             base = self.get(base_name.name, context=decl, loc=base_name.loc)
-            if _FAMILY[base.kind] != _FAMILY[decl.kind]:
-                raise NedError(f"a {decl.kind} cannot extend {base.kind} '{base.qualname}'", base_name.loc)
-            b = self._build_effective(base, seen + (decl.qualname,))
+            b = eff_of(base.qualname)
             params.update(b.params)
             gates.update(b.gates)
             submodules.extend(b.submodules)
@@ -355,11 +417,8 @@ class TypeLibrary:
                 interfaces.add(base.qualname)
         for like in decl.likes:
             iface = self.get(like.name, context=decl, loc=like.loc)
-            expected = "moduleinterface" if decl.is_module else "channelinterface"
-            if iface.kind != expected:
-                raise NedError(f"'{iface.qualname}' is not a {expected}", like.loc)
             interfaces.add(iface.qualname)
-            interfaces |= self._build_effective(iface, seen + (decl.qualname,)).interfaces
+            interfaces |= eff_of(iface.qualname).interfaces
         for p in decl.params:
             if isinstance(p, ast.ParamDecl):
                 if p.name in params:

@@ -8,12 +8,14 @@ A parameter's value is, from strongest to weakest:
    modules (the outermost module first) and finally the submodule's (or
    channel's) own body; the first assignment found wins, and assignments
    written ``default(...)`` count only if there is no plain one;
-3. the default in the type declaration (``= expr`` and ``= default(expr)``
+3. a default from the OverrideSet's ``defaults`` (first matching pattern);
+4. the default in the type declaration (``= expr`` and ``= default(expr)``
    are both defaults there);
 
 otherwise the parameter has no value, which is an error.  Values are computed
 on demand, so a default may use other parameters of the same module in any
-order; a cycle is an error.
+order; a cycle is an error.  A chain of such dependencies is followed with an
+explicit stack, not by recursion, so it can be of any length.
 """
 
 from __future__ import annotations
@@ -28,7 +30,23 @@ from ibfabric.ned_like.model import Location, Value
 from ibfabric.ned_like.parser import parse_expression
 from ibfabric.ned_like.patterns import OverrideSet, compile_pattern, is_literal
 
-__all__ = ["AssignLevel", "Params", "find_assignment", "override_value"]
+__all__ = ["AssignLevel", "Origin", "Params", "find_assignment", "override_value"]
+
+
+@attrs.frozen
+class Origin:
+    """Where a parameter's value was written: ``loc``, and whether that is the type's own default."""
+
+    loc: Location
+    type_default: bool
+
+
+class _Need(Exception):
+    """Raised by an evaluation that needs a parameter of the same instance not computed yet."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
 
 
 @attrs.frozen
@@ -160,7 +178,9 @@ class Params:
         self.overrides = overrides
         self.fixed = fixed or {}
         self.values: dict[str, Value] = {}
-        self._active: list[tuple[str, Location]] = []
+        self.origins: dict[str, Origin] = {}
+        self._evaluating = False
+        self._locs: dict[str, Location] = {}
         self.own_scope = Scope(params=self.lookup, index=index, this=self.this)
         self._body: dict[str, ast.ParamAssign] = {}
         for a in body:
@@ -192,13 +212,39 @@ class Params:
         v = self.values.get(name)
         if v is not None:
             return v
-        for i, (active, loc) in enumerate(self._active):
-            if active == name:
-                cycle = " -> ".join([a for a, _ in self._active[i:]] + [name])
-                raise NedError(f"parameter '{name}' of {self.label} depends on itself ({cycle})", loc)
-        v = self._compute(self.eff.params[name])
-        self.values[name] = v
-        return v
+        if self._evaluating:  # inside one of our own expressions: let _resolve compute it first
+            raise _Need(name)
+        return self._resolve(name)
+
+    def _resolve(self, name: str) -> Value:
+        """Compute *name* and, first, every parameter of this instance it needs.
+
+        An evaluation that meets a parameter not computed yet stops (``_Need``);
+        that parameter goes on the stack and the evaluation is repeated once it
+        is known.  Expressions have no side effects, so repeating is safe.
+        """
+        stack = [name]
+        while stack:
+            top = stack[-1]
+            if top in self.values:
+                stack.pop()
+                continue
+            self._evaluating = True
+            try:
+                v = self._compute(self.eff.params[top])
+            except _Need as need:
+                if need.name in stack:
+                    cycle = " -> ".join(stack[stack.index(need.name) :] + [need.name])
+                    raise NedError(
+                        f"parameter '{need.name}' of {self.label} depends on itself ({cycle})", self._locs[need.name]
+                    ) from None
+                stack.append(need.name)
+                continue
+            finally:
+                self._evaluating = False
+            self.values[top] = v
+            stack.pop()
+        return self.values[name]
 
     def _compute(self, spec: ParamSpec) -> Value:
         name = spec.name
@@ -208,6 +254,7 @@ class Params:
         if self.overrides is not None:
             found = self.overrides.find(ppath)
             if found is not None:
+                self.origins[name] = Origin(Location(f"<override {found[0]}>", 1, 1), False)
                 return override_value(found[0], found[1], spec.decl.type, spec.decl.unit, name, ppath)
         p, d = find_assignment(self.levels, ppath, name)
         plain = (p.assign, p.scope) if p is not None else None
@@ -221,15 +268,18 @@ class Params:
         chosen = plain or default
         if chosen is not None:
             assign, scope = chosen
+            self.origins[name] = Origin(assign.loc, False)
             return self._evaluate(spec, assign.value, scope, assign.loc)
+        found = self.overrides.find_default(ppath) if self.overrides is not None else None
+        if found is not None:  # the weakest level: only where the source assigns nothing
+            self.origins[name] = Origin(Location(f"<override {found[0]}>", 1, 1), False)
+            return override_value(found[0], found[1], spec.decl.type, spec.decl.unit, name, ppath)
         if spec.default is not None:
+            self.origins[name] = Origin(spec.default_loc, True)
             return self._evaluate(spec, spec.default, self.own_scope, spec.default_loc)
         raise NedError(f"parameter '{name}' of {self.label} has no value", self.loc)
 
     def _evaluate(self, spec: ParamSpec, expr: ast.Expr, scope: Scope, loc: Location) -> Value:
-        self._active.append((spec.name, loc))
-        try:
-            value = evaluate(expr, scope)
-        finally:
-            self._active.pop()
+        self._locs[spec.name] = loc
+        value = evaluate(expr, scope)
         return coerce(value, spec.decl.type, spec.decl.unit, spec.name, expr.loc)

@@ -27,6 +27,7 @@ from ibfabric import units
 from ibfabric.ned_like import ast
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.expr import number_literal, quantity_literal
+from ibfabric.ned_like.limits import check_nesting
 from ibfabric.ned_like.model import Location, Value
 from ibfabric.ned_like.patterns import PatternError, compile_pattern
 
@@ -600,7 +601,8 @@ def parse(text: str, filename: str = "<string>") -> ast.NedFile:
     NedError
         On a syntax error (with the position of the unexpected token and what
         was expected) or a check that needs only this file (duplicate names,
-        unknown units, a simple module with submodules, ...).
+        unknown units, a simple module with submodules, numbers beyond 64
+        bits, nesting beyond the limits of :mod:`ibfabric.ned_like.limits`, ...).
 
     Examples
     --------
@@ -631,6 +633,7 @@ def parse(text: str, filename: str = "<string>") -> ast.NedFile:
             raise NedError(f"duplicate type '{t.name}' (first at {seen[qualname]})", t.loc)
         seen[qualname] = t.loc
         out.append(attrs.evolve(t, qualname=qualname, package=package, imports=tuple(imports)))
+    check_nesting(types)
     return ast.NedFile(filename, package, tuple(imports), tuple(out))
 
 
@@ -640,6 +643,9 @@ def parse_expression(text: str, filename: str = "<string>") -> ast.Expr:
     Raises
     ------
     NedError
-        On a syntax error or an unknown unit.
+        On a syntax error, an unknown unit, a number out of range or an
+        expression nested too deeply.
     """
-    return _run(text, filename, "expr_only")
+    expr = _run(text, filename, "expr_only")
+    check_nesting(expr)
+    return expr

@@ -91,13 +91,23 @@ def range_regex(lo: int | None, hi: int | None) -> str:
     return "(?:" + "|".join(parts) + ")"
 
 
+_MAX_DIGITS = 18  # indices in patterns: vectors are far smaller than 10**18
+
+
+def _index(text: str, position: int) -> int:
+    """The value of an index or bound written in a pattern (ASCII digits, at most 18 of them)."""
+    if not (text.isascii() and text.isdigit()):
+        raise PatternError(f"'{text}' is not a number", position)
+    if len(text.lstrip("0")) > _MAX_DIGITS:
+        raise PatternError(f"'{text[:24]}...' is too large for an index", position)
+    return int(text)
+
+
 def _bound(text: str, position: int) -> int | None:
     text = text.strip()
     if text == "":
         return None
-    if not text.isdigit():
-        raise PatternError(f"'{text}' is not a number", position)
-    return int(text)
+    return _index(text, position)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -131,8 +141,8 @@ def _translate(pattern: str) -> tuple[str, bool]:
                 literal = False
                 a, _, b = inner.partition("..")
                 out.append(r"\[" + range_regex(_bound(a, i + 1), _bound(b, i + 1)) + r"\]")
-            elif inner.isdigit():
-                out.append(r"\[" + str(int(inner)) + r"\]")
+            elif inner.isascii() and inner.isdigit():
+                out.append(r"\[" + str(_index(inner, i + 1)) + r"\]")
             else:
                 raise PatternError(f"'[{inner}]' is not an index pattern (use [3], [*] or [3..7])", i)
             i = j + 1
@@ -195,6 +205,11 @@ class OverrideSet:
         gives its value.  Values are NED expressions or literals (``100ns``,
         ``4``, ``"minhop"``, ``true``); for a string parameter a text that is
         not a string expression is taken literally (``round-robin``).
+    defaults : mapping or iterable of (pattern, value text), optional
+        The weakest level: consulted only for a parameter that neither an
+        override nor an assignment in the NED source sets, before the type's
+        own default (what a command line's default values become, so that a
+        value written in the file wins over them).  They may match nothing.
 
     Raises
     ------
@@ -210,7 +225,12 @@ class OverrideSet:
     []
     """
 
-    def __init__(self, items: Mapping[str, str] | Iterable[tuple[str, str]] = ()):
+    def __init__(
+        self,
+        items: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        *,
+        defaults: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+    ):
         pairs = list(items.items()) if isinstance(items, Mapping) else [tuple(p) for p in items]
         self._items: list[tuple[str, str]] = []
         self._regexes: list[re.Pattern] = []
@@ -225,6 +245,7 @@ class OverrideSet:
             self._items.append((pattern, str(value)))
             self._regexes.append(regex)
         self._used = [False] * len(self._items)
+        self.defaults = OverrideSet(defaults) if defaults else None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -243,6 +264,10 @@ class OverrideSet:
                 return self._items[i]
         return None
 
+    def find_default(self, param_path: str) -> tuple[str, str] | None:
+        """The first of the *defaults* matching *param_path*, marking it used (None if none)."""
+        return None if self.defaults is None else self.defaults.find(param_path)
+
     def lookup(self, param_path: str) -> str | None:
         """The value text of the first pattern matching *param_path* (None if none).
 
@@ -252,9 +277,11 @@ class OverrideSet:
         return None if found is None else found[1]
 
     def used(self) -> list[tuple[str, str]]:
-        """The ``(pattern, value text)`` items that have matched a parameter path, in order."""
-        return [item for item, used in zip(self._items, self._used) if used]
+        """The ``(pattern, value text)`` items that have matched a parameter path, in order
+        (then the defaults that gave a value)."""
+        out = [item for item, used in zip(self._items, self._used) if used]
+        return out + self.defaults.used() if self.defaults is not None else out
 
     def unused(self) -> list[str]:
-        """The patterns that have matched no parameter path so far, in order."""
+        """The patterns (not defaults) that have matched no parameter path so far, in order."""
         return [p for (p, _), used in zip(self._items, self._used) if not used]

@@ -117,11 +117,17 @@ class TestForLoops:
 class TestLimits:
     def test_huge_vectors_and_loops_are_errors_not_hangs(self):
         e = error_of("network n { submodules: sw[2 ^ 30]: Switch; }")
-        assert e.message == "the size of submodule vector 'sw' must be from 0 to 1000000, got 1073741824"
+        assert e.message == (
+            "the size of submodule vector 'sw' must be from 0 to 1000000, got 1073741824;"
+            " raise it with IBFABRIC_MAX_VECTOR_SIZE=N or limits=Limits(max_vector_size=N)"
+        )
         e = error_of("simple S { gates: inout p[-1]; }\nnetwork n { submodules: s: S; }")
-        assert e.message == "the size of gate vector 'p' must be from 0 to 1000000, got -1"
+        assert e.message == "the size of gate vector 'p' of n.s (S) must be from 0 to 1000000, got -1"
         e = error_of("network n { connections: for i=0..10^9 { } }")
-        assert e.message == "loop 'i' would run 1000000001 times (at most 10000000)"
+        assert e.message == (
+            "loop 'i' would run 1000000001 times, more than the limit of 2000000 loop iterations per network;"
+            " raise it with IBFABRIC_MAX_LOOP_ITERATIONS=N or limits=Limits(max_loop_iterations=N)"
+        )
 
 
 class TestConditions:
