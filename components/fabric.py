@@ -26,12 +26,12 @@ import attrs
 import networkx as nx
 import numpy as np
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, TopologyError
+
+from . import validate
+from .validate import MAX_UNICAST_LID
 
 __all__ = ["Link", "NodeSpec", "FabricGraph", "MAX_UNICAST_LID", "node_spec"]
-
-#: The highest unicast LID (0xBFFF); 0xC000 and up are multicast.
-MAX_UNICAST_LID = 0xBFFF
 
 
 def _frozen_dict(m: Mapping | None) -> dict:
@@ -44,17 +44,25 @@ class NodeSpec:
 
     ``lid`` is the LID of a switch's port 0 or of a CA's first connected port
     (0 = not assigned yet); ``port_lids`` gives the LIDs of a CA's other
-    ports.  ``guid`` 0 means "derive one from the name".
+    ports.  ``guid`` 0 means "derive one from the name".  ``where`` is the
+    place the node is declared (``'file:line:col'``), put in front of error
+    messages; it is not part of the value.  The fields are checked at
+    construction (:func:`ibfabric.components.validate.check_node`): a bad one
+    raises ConfigError.
     """
 
     name: str
     is_switch: bool
     num_ports: int
     lid: int = 0
-    lmc: int = attrs.field(default=0, validator=attrs.validators.and_(attrs.validators.ge(0), attrs.validators.le(7)))
+    lmc: int = 0
     guid: int = 0
     port_lids: Mapping[int, int] = attrs.field(factory=dict, converter=_frozen_dict, hash=False)
     desc: str = ""
+    where: str = attrs.field(default="", eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        validate.check_node(self)
 
 
 @attrs.frozen
@@ -62,7 +70,9 @@ class Link:
     """A link between port ``port_a`` of node ``a`` and port ``port_b`` of node ``b``.
 
     ``width`` and ``speed`` are as in ibnetdiscover (``'4x'``, ``'QDR'``);
-    ``rate`` is the data rate in bit/s (0 = unknown).
+    ``rate`` is the data rate in bit/s (0 = unknown); ``where`` the place it
+    is declared, for error messages.  Links are checked by the FabricGraph
+    they join (:func:`ibfabric.components.validate.check_links`).
     """
 
     a: int
@@ -72,6 +82,7 @@ class Link:
     width: str = "4x"
     speed: str = "QDR"
     rate: float = 0.0
+    where: str = attrs.field(default="", eq=False, repr=False)
 
 
 def _guid_from_name(name: str) -> int:
@@ -92,6 +103,18 @@ class FabricGraph:
     sm_node : int, optional
         Index of the node the subnet manager runs on (default: the first
         CA, or node 0 if there is none).
+    name : str, optional
+        The network's name (``FabricGraph.from_network`` sets it).
+
+    Raises
+    ------
+    TopologyError
+        For an invalid subnet, before anything is sized from it: a link to
+        a missing node or port, a port with two links, a node cabled to
+        itself, two ports sharing a LID, two nodes sharing a GUID (see
+        :mod:`ibfabric.components.validate`).
+    ConfigError
+        For a link's unknown width or speed or bad data rate.
 
     Attributes
     ----------
@@ -114,9 +137,14 @@ class FabricGraph:
         Endpoint owning each LID (through LMC ranges), -1 if none.
     """
 
-    def __init__(self, nodes: Sequence[NodeSpec], links: Sequence[Link], *, sm_node: int | None = None):
+    def __init__(self, nodes: Sequence[NodeSpec], links: Sequence[Link], *, sm_node: int | None = None, name: str = ""):
         self.nodes = list(nodes)
         self.links = list(links)
+        self.name = name
+        for nd in self.nodes:
+            if not isinstance(nd, NodeSpec):
+                raise TypeError(f"nodes must be NodeSpec values (got {type(nd).__name__})")
+        validate.check_links(self.nodes, self.links)
         n = len(self.nodes)
         self.is_switch = np.array([nd.is_switch for nd in self.nodes], dtype=bool)
         self.num_ports = np.array([nd.num_ports for nd in self.nodes], dtype=np.int64)
@@ -124,14 +152,8 @@ class FabricGraph:
         self.peer_node = np.full((n, width), -1, dtype=np.int64)
         self.peer_port = np.full((n, width), -1, dtype=np.int64)
         self.port_rate = np.zeros((n, width), dtype=float)
-        for k, ln in enumerate(self.links):
+        for ln in self.links:
             for x, px, y, py in ((ln.a, ln.port_a, ln.b, ln.port_b), (ln.b, ln.port_b, ln.a, ln.port_a)):
-                if not 0 <= x < n:
-                    raise ValueError(f"link {k} refers to node {x}, which does not exist")
-                if not 1 <= px <= self.nodes[x].num_ports:
-                    raise ValueError(f"link {k}: {self.nodes[x].name} has no port {px}")
-                if self.peer_node[x, px] != -1:
-                    raise ValueError(f"port {px} of {self.nodes[x].name} has two links")
                 self.peer_node[x, px] = y
                 self.peer_port[x, px] = py
                 self.port_rate[x, px] = ln.rate
@@ -141,8 +163,11 @@ class FabricGraph:
         self.cas = np.flatnonzero(~self.is_switch)
         if sm_node is None:
             sm_node = int(self.cas[0]) if len(self.cas) else 0
+        if not 0 <= sm_node < max(n, 1):
+            raise TopologyError(f"the subnet manager's node {sm_node} is not a node of the fabric")
         self.sm_node = sm_node
         self._build_endpoints()
+        validate.check_guids(self)
 
     # ------------------------------------------------------------------ LIDs
 
@@ -163,19 +188,8 @@ class FabricGraph:
         self.ep_port = np.array(ports, dtype=np.int64)
         self.ep_lid = np.array(lids, dtype=np.int64)
         self.ep_lmc = np.array(lmcs, dtype=np.int64)
-        top = int((self.ep_lid + (1 << self.ep_lmc) - 1).max()) if len(self.ep_lid) and self.ep_lid.max() > 0 else 0
-        self.max_lid = top
-        self.lid_owner = np.full(top + 1, -1, dtype=np.int64)
-        for e in np.flatnonzero(self.ep_lid > 0):
-            lo = int(self.ep_lid[e])
-            hi = lo + (1 << int(self.ep_lmc[e]))
-            if lo > MAX_UNICAST_LID or hi - 1 > MAX_UNICAST_LID:
-                raise ValueError(f"LID {lo} of {self.endpoint_name(e)} is not a unicast LID")
-            clash = self.lid_owner[lo:hi]
-            if (clash >= 0).any():
-                other = int(clash[clash >= 0][0])
-                raise ValueError(f"LID {lo} is used by both {self.endpoint_name(other)} and {self.endpoint_name(e)}")
-            self.lid_owner[lo:hi] = e
+        self.lid_owner = validate.lid_owners(self)
+        self.max_lid = len(self.lid_owner) - 1
 
     @property
     def lids_complete(self) -> bool:
@@ -216,6 +230,9 @@ class FabricGraph:
         multiple of ``2**lmc`` (CA ports without an LMC of their own get
         *lmc*; switches keep theirs).  Existing LIDs are kept.
         """
+        problem = validate.lmc_problem(lmc)
+        if problem:
+            raise ConfigError(problem)
         if self.lids_complete:
             return self
         order = self.bfs_order(self.sm_node)
@@ -240,7 +257,8 @@ class FabricGraph:
                 while used[lid : lid + step].any():
                     lid += step
                 if lid + step - 1 > MAX_UNICAST_LID:
-                    raise ValueError("no unicast LIDs left to assign")
+                    raise TopologyError(f"no unicast LIDs left to assign: the fabric needs more than the "
+                                        f"{MAX_UNICAST_LID} LIDs 1..0xBFFF (LMC {int(ep_lmc[e])})")
                 used[lid : lid + step] = True
                 ep_lid[e] = lid
                 while cursor <= MAX_UNICAST_LID and used[cursor]:
@@ -254,7 +272,7 @@ class FabricGraph:
             first = eps[0]
             extra = {int(self.ep_port[e]): int(ep_lid[e]) for e in eps[1:]}
             nodes.append(attrs.evolve(nd, lid=int(ep_lid[first]), lmc=int(ep_lmc[first]), port_lids=extra))
-        return FabricGraph(nodes, self.links, sm_node=self.sm_node)
+        return FabricGraph(nodes, self.links, sm_node=self.sm_node, name=self.name)
 
     # ------------------------------------------------------------ structure
 
@@ -344,6 +362,108 @@ class FabricGraph:
             frontier = nxt
         return dist
 
+    def switch_diameter(self, budget: float = 2e8) -> tuple[bool, int | None, bool]:
+        """Whether the switches are connected, and the diameter of the switch graph in hops.
+
+        Parameters
+        ----------
+        budget : float
+            The most word operations (64 searches each) the exact diameter
+            may cost, about 1 s per 10**8 here (a 64 x 64 torus costs 6e7,
+            an irregular fabric of 10,000 switches about as much); above it
+            the diameter is bounded from below instead.
+
+        Returns
+        -------
+        connected : bool
+            True when every switch reaches every other (True without switches).
+        diameter : int or None
+            The largest switch-to-switch hop count; None when not connected.
+        exact : bool
+            False when the exact diameter would cost more than *budget*: the
+            diameter is then the lower bound of a double sweep (a search
+            from the switch farthest from switch 0), exact on trees.
+
+        Notes
+        -----
+        Memory stays O(switches + links) whatever the size, unlike
+        :meth:`switch_hops`: breadth-first searches run from 64 sources per
+        machine word, each level one gather and one ``bitwise_or.reduceat``
+        over the links (at most about 64 MB of work arrays).  The exact
+        diameter costs ``S/64 * 2L * D`` word operations for S switches, L
+        switch links and diameter D; the bound two single searches.
+        """
+        s = len(self.switches)
+        if s <= 1:
+            return True, (0 if s else None), True
+        src, dst = [], []
+        for ln in self.links:
+            ra, rb = int(self.switch_row[ln.a]), int(self.switch_row[ln.b])
+            if ra >= 0 and rb >= 0:
+                src += [ra, rb]
+                dst += [rb, ra]
+        src_a, dst_a = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+        order = np.argsort(dst_a, kind="stable")
+        src_a, dst_a = src_a[order], dst_a[order]
+        targets, starts = np.unique(dst_a, return_index=True)
+        one = np.uint64(1)
+
+        def bits(words: np.ndarray, b: int) -> np.ndarray:
+            return np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little")[:b].astype(bool)
+
+        def eccentricities(sources: np.ndarray) -> np.ndarray:
+            """Hop eccentricity of each source switch row (-1 where it does not reach every switch)."""
+            b = len(sources)
+            w = (b + 63) // 64
+            idx = np.arange(b)
+            reached = np.zeros((s, w), dtype=np.uint64)
+            reached[sources, idx // 64] = one << (idx % 64).astype(np.uint64)
+            frontier = reached.copy()
+            ecc = np.zeros(b, dtype=np.int64)
+            level = 0
+            while len(targets):
+                level += 1
+                nxt = np.zeros_like(reached)
+                nxt[targets] = np.bitwise_or.reduceat(frontier[src_a], starts, axis=0)
+                nxt &= ~reached
+                grew = bits(np.bitwise_or.reduce(nxt, axis=0), b)
+                if not grew.any():
+                    break
+                ecc[grew] = level
+                reached |= nxt
+                frontier = nxt
+            ecc[~bits(np.bitwise_and.reduce(reached, axis=0), b)] = -1
+            return ecc
+
+        first = eccentricities(np.array([0]))
+        if first[0] < 0:
+            return False, None, True
+        far = eccentricities(np.array([self._farthest(0, src_a, dst_a)]))[0]
+        if -(-s // 64) * max(len(src_a), 1) * far > budget:
+            return True, int(far), False
+        words = max(1, min(-(-s // 64), (64 << 20) // (8 * (len(src_a) + 3 * s))))
+        diameter = 0
+        for lo in range(0, s, 64 * words):
+            diameter = max(diameter, int(eccentricities(np.arange(lo, min(s, lo + 64 * words))).max()))
+        return True, diameter, True
+
+    def _farthest(self, start: int, src: np.ndarray, dst: np.ndarray) -> int:
+        """A switch row at the largest hop distance from switch row *start* (links ``src -> dst``)."""
+        s = len(self.switches)
+        dist = np.full(s, -1, dtype=np.int64)
+        dist[start] = 0
+        frontier = np.array([start])
+        level = 0
+        while len(frontier):
+            level += 1
+            mask = np.zeros(s, dtype=bool)
+            mask[frontier] = True
+            nb = dst[mask[src]]
+            nb = np.unique(nb[dist[nb] < 0])
+            dist[nb] = level
+            frontier = nb
+        return int(np.argmax(dist))
+
     def to_networkx(self) -> nx.MultiGraph:
         """A MultiGraph: node attributes ``name``, ``is_switch``, ``lid``; edge attributes ``ports`` ({node: port})."""
         g = nx.MultiGraph()
@@ -389,20 +509,25 @@ class FabricGraph:
         index = {m.path: i for i, m in enumerate(mods)}
         nodes = []
         for m in mods:
+            where = str(m.location) if m.location is not None else ""
             p = {k: v.value for k, v in m.params.items()}
-            nodes.append(node_spec(
-                m.path, bool(is_switch(m)), int(p.get("numPorts", (m.gate("port").size or 1) - 1)),
-                int(p.get("lid", 0)), int(p.get("lmc", 0)), p,
-            ))
+            num_ports = p.get("numPorts", (m.gate("port").size or 1) - 1)
+            nodes.append(node_spec(m.path, bool(is_switch(m)), num_ports, p.get("lid", 0), p.get("lmc", 0), p, where=where))
         links = []
         for c in net.flat_connections():
             if c.src.path in index and c.dst.path in index and c.src.gate == "port" and c.dst.gate == "port":
                 cp = {k: v.value for k, v in c.channel.params.items()} if c.channel is not None else {}
-                width, speed = str(cp.get("width", "4x")), str(cp.get("speed", "QDR"))
-                data_rate = float(cp.get("dataRate", 0) or 0)  # as the Link channel: it overrides width x speed
+                width, speed = cp.get("width", "4x"), cp.get("speed", "QDR")
+                data_rate = cp.get("dataRate", 0) or 0  # as the Link channel: it overrides width x speed
+                if not isinstance(data_rate, (int, float)) or isinstance(data_rate, bool):
+                    rate = data_rate  # a mistake check_links reports with its place
+                elif data_rate != 0:
+                    rate = float(data_rate)
+                else:
+                    rate = link_rate(width, speed) if validate.link_problem(width, speed) is None else 0.0
                 links.append(
-                    Link(index[c.src.path], int(c.src.index), index[c.dst.path], int(c.dst.index),
-                         width=width, speed=speed, rate=data_rate if data_rate > 0 else link_rate(width, speed))
+                    Link(index[c.src.path], c.src.index, index[c.dst.path], c.dst.index, width=width, speed=speed,
+                         rate=rate, where=str(c.location) if c.location is not None else "")
                 )
         sm = None
         for m in net.simple_modules():
@@ -411,27 +536,31 @@ class FabricGraph:
                 if where:
                     matches = [i for i, mm in enumerate(mods) if mm.path == where or mm.path.endswith("." + where)]
                     if not matches:
-                        raise ConfigError(f"{m.path}: node '{where}' is not a node of the network")
+                        at = f"{m.location}: " if m.location is not None else ""
+                        raise ConfigError(f"{at}{m.path}: node '{where}' is not a node of the network")
                     sm = matches[0]
-        return cls(nodes, links, sm_node=sm)
+        return cls(nodes, links, sm_node=sm, name=net.name)
 
 
-def node_spec(name: str, is_switch: bool, num_ports: int, lid: int, lmc: int, params: Mapping[str, Any]) -> NodeSpec:
+def node_spec(name: str, is_switch: bool, num_ports, lid, lmc, params: Mapping[str, Any], *, where: str = "") -> NodeSpec:
     """A NodeSpec completed from a node's parameters: ``guid`` (hexadecimal),
     ``portLids`` (``'port:lid ...'``) and ``nodeDesc``.  A malformed value
-    raises ConfigError naming the node."""
-    guid_text = str(params.get("guid", "")).strip()
+    raises ConfigError naming the node (and *where* it is declared)."""
+    for what, value in (("'numPorts'", num_ports), ("'lid'", lid), ("'lmc'", lmc)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ConfigError(validate.located(where, f"{name}: {what} must be an integer (got {value!r})"))
+    guid_text = str(params.get("guid", ""))
     try:
-        guid = int(guid_text, 16) if guid_text else 0
-    except ValueError:
-        raise ConfigError(f"{name}: 'guid' must be hexadecimal (got {guid_text!r})") from None
+        guid = validate.parse_guid(guid_text)
+    except ValueError as exc:
+        raise ConfigError(validate.located(where, f"{name}: {exc}")) from None
     lids_text = str(params.get("portLids", ""))
     try:
         port_lids = _parse_port_lids(lids_text)
     except ValueError:
-        raise ConfigError(f"{name}: 'portLids' must be 'port:lid ...' (got {lids_text!r})") from None
-    return NodeSpec(name=name, is_switch=is_switch, num_ports=num_ports, lid=lid, lmc=lmc, guid=guid,
-                    port_lids=port_lids, desc=str(params.get("nodeDesc", "")))
+        raise ConfigError(validate.located(where, f"{name}: 'portLids' must be 'port:lid ...' (got {lids_text[:60]!r})")) from None
+    return NodeSpec(name=name, is_switch=is_switch, num_ports=int(num_ports), lid=int(lid), lmc=int(lmc), guid=guid,
+                    port_lids=port_lids, desc=str(params.get("nodeDesc", "")), where=where)
 
 
 def _parse_port_lids(text: str) -> dict[int, int]:

@@ -7,6 +7,7 @@ from ibfabric.kernel import Module
 
 from .link import Link
 from .packet import CREDIT_BYTES
+from .validate import lid_problem, lmc_problem, ports_problem
 
 __all__ = ["IBNode", "parse_sl2vl", "parse_options", "parse_vlarb"]
 
@@ -45,9 +46,10 @@ class IBNode(Module):
     def read_ports(self) -> None:
         """Collect the connected ports and check what is attached to them."""
         self.links: dict[int, tuple[IBNode, int, Link]] = {}
-        num_ports = int(self.params["numPorts"])
-        if not 1 <= num_ports <= 254:
-            raise ConfigError(f"{self.path}: 'numPorts' must be in 1..254 (got {num_ports})")
+        num_ports = self.params["numPorts"]
+        problem = ports_problem(num_ports)
+        if problem:
+            raise ConfigError(f"{self.path}: {problem}")
         for g in self.gate_vector("port"):
             if g.peer is None:
                 continue
@@ -62,12 +64,11 @@ class IBNode(Module):
             if not isinstance(g.channel, Link):
                 raise ConfigError(f"{where}{g.path}: an InfiniBand port must be connected through a Link channel")
             self.links[g.index] = (peer, g.peer.index, g.channel)
-        self.lid = int(self.params["lid"])
-        self.lmc = int(self.params["lmc"])
-        if not 0 <= self.lmc <= 7:
-            raise ConfigError(f"{self.path}: 'lmc' must be in 0..7 (got {self.lmc})")
-        if self.lid and not 1 <= self.lid <= 0xBFFF:
-            raise ConfigError(f"{self.path}: 'lid' must be a unicast LID 1..0xBFFF or 0 (got {self.lid})")
+        lid, lmc = self.params["lid"], self.params["lmc"]
+        problem = lmc_problem(lmc) or lid_problem(lid, lmc=lmc)  # the rules every input meets (components.validate)
+        if problem:
+            raise ConfigError(f"{self.path}: {problem}")
+        self.lid, self.lmc = int(lid), int(lmc)
 
     def build_transmitters(self, make) -> None:
         """One transmitter per connected port, wired to the receiving side at the other end.

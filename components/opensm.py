@@ -15,19 +15,22 @@ on each ``0x`` line, the LID (hex), the port (decimal) and optionally the
 port GUID after ``portguid 0x``; lines starting with ``#`` are comments.
 :func:`write_lfts` writes exactly that (default ports expanded, since
 OpenSM knows only linear tables); :func:`read_lfts` reads it onto a
-:class:`FabricGraph`, matching switches by GUID, else by LID, else by name.
+:class:`FabricGraph`, matching switches by GUID as OpenSM does, and rejects
+what OpenSM's subnet would not hold (unknown GUIDs, LID 0 or multicast
+LIDs, ports the switch lacks, another node's LID sent to port 0), each at
+its ``file:line:col``.
 """
 
 from __future__ import annotations
 
 import re
 from os import PathLike
-from pathlib import Path
 
 import numpy as np
 
 from ibfabric.errors import ConfigError
 
+from . import validate
 from .fabric import FabricGraph
 from .tables import NO_PORT, ForwardingTables
 
@@ -86,37 +89,58 @@ def write_lfts(tables: ForwardingTables) -> str:
 
 
 def parse_lfts(text: str, name: str = "<string>") -> list[dict]:
-    """The switches of a dump: ``{"guid", "lid", "desc", "line", "entries": {lid: (port, line)}, "names": {lid: desc}}``.
+    """The switches of a dump: ``{"guid", "lid", "desc", "line", "entries": {lid: (port, line)}, "names": {lid: desc}}``
+    (and ``"cols": {lid: (lid column, port column)}``, ``"col"``, ``"guid_col"`` for messages).
 
-    Raises ConfigError ``name:line: ...`` for a line that is not part of the format.
+    Raises ConfigError ``name:line:col: ...`` for a line that is not part of
+    the format, LID 0 or a LID outside the unicast range, a port above 254,
+    or a LID listed twice for one switch.
     """
     switches: list[dict] = []
     cur: dict | None = None
     for ln, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
+        lead = len(raw) - len(raw.lstrip()) + 1
         if not line or line.startswith("#") or _FOOTER.match(line):
             continue
         m = _HEADER.match(line)
         if m:
-            cur = {"guid": int(m.group(4), 16), "lid": int(m.group(3)) if m.group(3) else None,
-                   "desc": m.group(5), "line": ln, "entries": {}, "names": {}}  # fmt: skip
+            lid = int(m.group(3)) if m.group(3) and len(m.group(3)) <= 30 else None
+            if m.group(3) and (lid is None or validate.lid_problem(lid) or lid == 0):
+                raise ConfigError(f"{name}:{ln}:{m.start(3) + lead}: switch LID {m.group(3)[:20]} is not a unicast LID 1..0xBFFF")
+            cur = {"guid": int(m.group(4), 16), "lid": lid, "desc": m.group(5), "line": ln, "col": lead,
+                   "guid_col": m.start(4) + lead - 2, "entries": {}, "names": {}, "cols": {}}  # fmt: skip
             switches.append(cur)
             continue
         if line.startswith("Multicast mlids"):
-            raise ConfigError(f"{name}:{ln}: this is a multicast dump; expected unicast tables (opensm-lfts.dump)")
+            raise ConfigError(f"{name}:{ln}:{lead}: this is a multicast dump; expected unicast tables (opensm-lfts.dump)")
         m = _ENTRY.match(line)
         if m:
             if cur is None:
-                raise ConfigError(f"{name}:{ln}: table entry before any 'Unicast lids ... of switch' line")
+                raise ConfigError(f"{name}:{ln}:{lead}: table entry before any 'Unicast lids ... of switch' line")
+            lid_col, port_col = m.start(1) + lead - 2, m.start(2) + lead
+            digits = m.group(1).lstrip("0")
+            if len(digits) > 8 or len(m.group(2).lstrip("0")) > 8:
+                raise ConfigError(f"{name}:{ln}:{lid_col}: {line[:40]!r}: number far too large")
             lid, port = int(m.group(1), 16), int(m.group(2))
-            if port > 254:
-                raise ConfigError(f"{name}:{ln}: port {port} is not a valid port number")
+            if lid == 0:
+                raise ConfigError(f"{name}:{ln}:{lid_col}: LID 0 is reserved; a table has no entry for it")
+            if lid > validate.MAX_UNICAST_LID:
+                raise ConfigError(f"{name}:{ln}:{lid_col}: LID 0x{lid:04x} is not a unicast LID (1..0xBFFF); "
+                                  f"multicast LIDs belong in a multicast dump")
+            if port > validate.MAX_PORTS:
+                raise ConfigError(f"{name}:{ln}:{port_col}: port {port} is not a valid port number (0..254)")
+            if lid in cur["entries"]:
+                first = cur["entries"][lid][1]
+                raise ConfigError(f"{name}:{ln}:{lid_col}: LID {lid} appears twice in the table of switch guid "
+                                  f"0x{cur['guid']:016x} (first at line {first})")
             cur["entries"][lid] = (port, ln)
+            cur["cols"][lid] = (lid_col, port_col)
             d = _DESC.search(m.group(3) or "")
             if d:
                 cur["names"][lid] = d.group(2)
             continue
-        raise ConfigError(f"{name}:{ln}: cannot parse {line[:60]!r} (expected 'Unicast lids ...' or '0xLID PORT # ...')")
+        raise ConfigError(f"{name}:{ln}:{lead}: cannot parse {line[:60]!r} (expected 'Unicast lids ...' or '0xLID PORT # ...')")
     return switches
 
 
@@ -166,38 +190,62 @@ def with_dump_identity(fabric: FabricGraph, text: str) -> FabricGraph:
 def read_lfts(source: str | PathLike, fabric: FabricGraph, *, text: str | None = None) -> ForwardingTables:
     """Forwarding tables from an ``opensm-lfts.dump`` file (or *text*, with *source* naming it in errors).
 
-    Switches are matched to *fabric* by GUID, else by the header's LID, else
-    by description or node name.  Switches of the fabric absent from the
-    dump keep empty tables (``info["missing"]`` lists them).
+    Switches are matched to *fabric* by node GUID, as OpenSM's ``file``
+    engine does; the dump's LIDs must be the fabric's.  Switches of the
+    fabric absent from the dump keep empty tables (``info["missing"]`` lists
+    them).
+
+    Raises
+    ------
+    ConfigError
+        ``file:line:col: ...`` for a line that does not parse (see
+        :func:`parse_lfts`), a switch GUID the fabric does not have (the
+        error names it), a switch listed twice, a header LID that is not the
+        switch's, a LID beyond the fabric's highest, a port the switch does
+        not have, or a LID sent to port 0 that is not the switch's own (port
+        0 is the switch itself: it would absorb the packets), and for a file
+        that is not UTF-8 text.
     """
     name = str(source)
     if text is None:
-        text = Path(source).read_text()
+        text = validate.read_text(source, ConfigError)
     by_guid = {fabric.guid(int(n)): int(n) for n in fabric.switches}
-    by_name = {}
-    shorts = short_names(fabric)
-    for n in fabric.switches.tolist():
-        for key in (fabric.nodes[n].name, shorts[n], fabric.nodes[n].desc):
-            if key:
-                by_name.setdefault(key, n)
     lft = np.full((len(fabric.switches), fabric.max_lid + 1), NO_PORT, dtype=np.uint8)
-    seen = set()
+    seen: dict[int, int] = {}
     for sw in parse_lfts(text, name):
         node = by_guid.get(sw["guid"])
-        if node is None and sw["lid"] is not None and 0 < sw["lid"] <= fabric.max_lid and fabric.lid_owner[sw["lid"]] >= 0:
-            cand = int(fabric.ep_node[fabric.lid_owner[sw["lid"]]])
-            node = cand if fabric.is_switch[cand] else None
-        if node is None and sw["desc"] is not None:
-            node = by_name.get(sw["desc"])
+        where = f"{name}:{sw['line']}:{sw['guid_col']}"
         if node is None:
-            raise ConfigError(f"{name}:{sw['line']}: switch guid 0x{sw['guid']:016x} ('{sw['desc']}') is not in the fabric")
+            desc = f" ('{sw['desc']}')" if sw["desc"] is not None else ""
+            hint = ""
+            if sw["lid"] is not None and 0 < sw["lid"] <= fabric.max_lid and fabric.lid_owner[sw["lid"]] >= 0:
+                e = int(fabric.lid_owner[sw["lid"]])
+                hint = (f"; LID {sw['lid']} is {fabric.endpoint_name(e)}, GUID 0x{port_guid(fabric, e):016x}"
+                        f" (the dump must come from this fabric)")
+            raise ConfigError(f"{where}: switch guid 0x{sw['guid']:016x}{desc} is not in the fabric "
+                              f"(switches are matched by GUID){hint}")
         r = int(fabric.switch_row[node])
-        seen.add(r)
+        if r in seen:
+            raise ConfigError(f"{where}: switch guid 0x{sw['guid']:016x} has a second table (the first at line {seen[r]})")
+        seen[r] = sw["line"]
+        nd = fabric.nodes[node]
+        own_lo = fabric.lid_of(node)
+        own = range(own_lo, own_lo + (1 << int(nd.lmc)))
+        if sw["lid"] is not None and sw["lid"] != own_lo:
+            raise ConfigError(f"{name}:{sw['line']}:{sw['col']}: switch guid 0x{sw['guid']:016x} ({nd.name}) has LID "
+                              f"{sw['lid']} in the dump but {own_lo} in the fabric (the dump's LIDs must be the fabric's)")
         for lid, (port, ln) in sw["entries"].items():
+            col, port_col = sw["cols"].get(lid, (1, 1))
             if lid > fabric.max_lid:
-                raise ConfigError(f"{name}:{ln}: LID {lid} is beyond the fabric's highest LID ({fabric.max_lid})")
-            if port > fabric.nodes[node].num_ports:
-                raise ConfigError(f"{name}:{ln}: {fabric.nodes[node].name} has no port {port}")
+                raise ConfigError(f"{name}:{ln}:{col}: LID {lid} is beyond the fabric's highest LID ({fabric.max_lid})")
+            if port > nd.num_ports:
+                raise ConfigError(f"{name}:{ln}:{port_col}: {nd.name} has no port {port}")
+            if port == 0 and lid not in own:
+                owner = int(fabric.lid_owner[lid])
+                whose = f" ({fabric.endpoint_name(owner)})" if owner >= 0 else " (a LID no port has)"
+                raise ConfigError(f"{name}:{ln}:{col}: LID {lid}{whose} is sent to port 0 of {nd.name}; port 0 is the "
+                                  f"switch itself, only its own LID{'s' if len(own) > 1 else ''} {own.start}"
+                                  f"{f'..{own.stop - 1}' if len(own) > 1 else ''} may go there")
             lft[r, lid] = port
     missing = [fabric.nodes[int(fabric.switches[r])].name for r in range(len(fabric.switches)) if r not in seen]
     return ForwardingTables(fabric, lft, engine="file", info={"source": name, "missing": missing})

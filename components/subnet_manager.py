@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import time
 
-from ibfabric.errors import ConfigError, PluginError
+import numpy as np
+
+from ibfabric.errors import ConfigError, IbfabricError, PluginError
 from ibfabric.kernel import Module
 
 from .fabric import FabricGraph, Link, node_spec
@@ -23,20 +25,23 @@ __all__ = ["SubnetManager", "fabric_of"]
 
 
 def fabric_of(nodes: list[IBNode], sm_node: int | None = None) -> FabricGraph:
-    """The routing view of built IB nodes (in the given order)."""
+    """The routing view of built IB nodes (in the given order), checked as every fabric is
+    (:mod:`ibfabric.components.validate`); errors carry the place each node or link is declared."""
     index = {id(n): i for i, n in enumerate(nodes)}
     specs = []
     links = []
     for i, n in enumerate(nodes):
-        specs.append(node_spec(n.path, n.is_switch, int(n.params["numPorts"]), n.lid, n.lmc, n.params))
+        loc = n.spec.location
+        specs.append(node_spec(n.path, n.is_switch, int(n.params["numPorts"]), n.lid, n.lmc, n.params,
+                               where=str(loc) if loc is not None else ""))
+        gates = n.gate_vector("port")
         for port, (peer, pp, link) in n.links.items():
             j = index[id(peer)]
             if (i, port) < (j, pp):
-                links.append(Link(i, port, j, pp, width=link.width, speed=link.speed, rate=link.rate))
-    try:
-        return FabricGraph(specs, links, sm_node=sm_node)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+                gloc = gates[port].location
+                links.append(Link(i, port, j, pp, width=link.width, speed=link.speed, rate=link.rate,
+                                  where=str(gloc) if gloc is not None else ""))
+    return FabricGraph(specs, links, sm_node=sm_node)
 
 
 class SubnetManager(Module):
@@ -58,8 +63,8 @@ class SubnetManager(Module):
         fabric = fabric_of(nodes, sm_node)
         try:
             fabric = fabric.with_lids(lmc=int(self.params["lmc"]))
-        except ValueError as exc:
-            raise ConfigError(f"{self.path}: {exc}") from None
+        except IbfabricError as exc:
+            raise type(exc)(f"{self.path}: {exc}") from None
         self._push_lids(nodes, fabric)
         name = str(self.params["routing"])
         reg = sim.plugins.routing_engines.get(name)
@@ -107,5 +112,12 @@ class SubnetManager(Module):
             for lid in own:
                 if lid < len(ports) and ports[lid] not in (0, NO_PORT):
                     raise PluginError(f"routing engine '{tables.engine}' routes LID {lid} of {node.path} away from it")
+            absorbed = [lid for lid in np.flatnonzero(full[row] == 0).tolist() if lid not in own]
+            if absorbed:
+                lid = absorbed[0]
+                owner = fabric.lid_owner[lid] if lid < len(fabric.lid_owner) else -1
+                whose = f" ({fabric.endpoint_name(int(owner))})" if owner >= 0 else ""
+                raise PluginError(f"routing engine '{tables.engine}' sends LID {lid}{whose} to port 0 of {node.path}, "
+                                  f"which only the switch's own LIDs may use")
             node.install_lft(ports)
         sim.tables = tables

@@ -17,9 +17,11 @@ import os
 from importlib import resources
 from pathlib import Path
 
+import attrs
+
 from ibfabric.errors import ConfigError, TopologyError
 
-__all__ = ["detect_format", "load_network", "load_fabric", "shipped", "SHIPPED"]
+__all__ = ["detect_format", "check_network", "load_network", "load_fabric", "no_ib_nodes", "shipped", "SHIPPED"]
 
 #: Topologies shipped in this package (name -> file name).
 SHIPPED = {
@@ -35,11 +37,16 @@ def shipped(name: str) -> Path:
     return Path(str(resources.files("ibfabric.topologies").joinpath(SHIPPED[name])))
 
 
-def detect_format(text: str) -> str:
-    """``'ibnetdiscover'`` or ``'ned'``."""
-    from .ibnetdiscover import looks_like_ibnetdiscover
+def detect_format(text: str, filename: str | None = None) -> str:
+    """``'ibnetdiscover'`` or ``'ned'``, by content; a file named ``*.ibnetdiscover``/``*.ibnd``
+    whose content is not a dump raises TopologyError (``not an ibnetdiscover dump``) at its first line."""
+    from .ibnetdiscover import DUMP_SUFFIXES, looks_like_ibnetdiscover, not_a_dump
 
-    return "ibnetdiscover" if looks_like_ibnetdiscover(text) else "ned"
+    if looks_like_ibnetdiscover(text):
+        return "ibnetdiscover"
+    if filename is not None and filename.lower().endswith(DUMP_SUFFIXES):
+        raise not_a_dump(text, filename)
+    return "ned"
 
 
 def _resolve(source) -> tuple[Path | None, str | None]:
@@ -54,46 +61,117 @@ def _resolve(source) -> tuple[Path | None, str | None]:
     return None, str(source)
 
 
-def load_network(source, *, network: str | None = None, library=None, overrides=None):
-    """Elaborate a topology (path, NED text or ibnetdiscover text) into an ElaboratedNetwork.
-
-    A ``.ned`` file is elaborated in place, so the other ``.ned`` files of
-    its directory provide the types it imports.
-
-    Raises
-    ------
-    NedError
-        For syntax or semantic errors (``file:line:col: message``).
-    TopologyError, ConfigError
-        For unreadable files or malformed ibnetdiscover dumps.
-    """
+def _load(source, *, network=None, library=None, overrides=None, limits=None):
+    """``(network, fabric)``: the elaborated network and its checked FabricGraph (None without IB nodes)."""
     from ibfabric.ned_like import elaborate
-
-    from .ibnetdiscover import ibnetdiscover_to_ned
 
     path, text = _resolve(source)
     filename = "<string>"
     if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise TopologyError(f"{source}: not a text file") from None
+        from ibfabric.components.validate import read_text
+
+        text = read_text(path)
         filename = str(source)
-    kind = detect_format(text)
-    if kind == "ned" and path is not None:
-        return elaborate(path, network=network, library=library, overrides=overrides)
+    kind = detect_format(text, filename if path is not None else None)
     if kind == "ibnetdiscover":
-        text = ibnetdiscover_to_ned(text, filename)
-    return elaborate(text, network=network, library=library, overrides=overrides, filename=filename)
+        net = _from_dump(text, filename, network=network, library=library, overrides=overrides, limits=limits)
+    elif path is not None:
+        net = elaborate(path, network=network, library=library, overrides=overrides, limits=limits)
+    else:
+        net = elaborate(text, network=network, library=library, overrides=overrides, filename=filename, limits=limits)
+    return net, check_network(net)
+
+
+def _from_dump(text: str, filename: str, **kw):
+    """Elaborate an ibnetdiscover dump; every location (of modules, connections and errors) is the dump's."""
+    from ibfabric.ned_like import NedError, elaborate
+    from ibfabric.ned_like.model import ElaboratedNetwork, Location
+
+    from .ibnetdiscover import ned_with_lines
+
+    ned, lines = ned_with_lines(text, filename)
+
+    def move(loc):
+        if loc is None or loc.file != filename or loc.line not in lines:
+            return loc
+        line, col = lines[loc.line]
+        return Location(filename, line, col)
+
+    try:
+        net = elaborate(ned, filename=filename, **kw)
+    except NedError as exc:
+        raise NedError(exc.message, move(exc.location)) from None
+
+    def relocate(m):
+        conns = tuple(attrs.evolve(c, location=move(c.location)) for c in m.connections)
+        subs = tuple(relocate(x) for x in m.submodules)
+        return attrs.evolve(m, location=move(m.location), submodules=subs, connections=conns)
+
+    return ElaboratedNetwork(root=relocate(net.root), source=net.source)
+
+
+def check_network(net):
+    """The checked :class:`~ibfabric.components.fabric.FabricGraph` of an elaborated network, or None
+    if it has no switches or channel adapters.
+
+    This is where every command and the Python API meet the subnet checks of
+    :mod:`ibfabric.components.validate`: :func:`load_network` calls it, so
+    ``topo show``, ``topo convert``, ``routes``, ``run``, :func:`ibfabric.load`
+    and :func:`load_fabric` stop at the same first error, before building
+    anything.
+
+    Raises
+    ------
+    TopologyError, ConfigError
+        ``file:line:col: ...`` at the node or connection that is wrong.
+    """
+    from ibfabric.components.fabric import FabricGraph
+
+    ib = ("ibfabric.components.Switch", "ibfabric.components.HCA")
+    if not any(m.type_name in ib for m in net.simple_modules()):
+        return None
+    return FabricGraph.from_network(net)
+
+
+def load_network(source, *, network: str | None = None, library=None, overrides=None, limits=None):
+    """Elaborate a topology (path, NED text or ibnetdiscover text) into an ElaboratedNetwork.
+
+    A ``.ned`` file is elaborated in place, so the other ``.ned`` files of
+    its directory provide the types it imports.  The subnet is checked
+    (:func:`check_network`) before the network is returned.  *limits* are
+    the :class:`~ibfabric.ned_like.Limits` of the elaboration (default: from
+    the ``IBFABRIC_MAX_*`` environment variables).
+
+    Raises
+    ------
+    NedError
+        For syntax or semantic errors (``file:line:col: message``), and for
+        networks beyond the limits.
+    TopologyError, ConfigError
+        For unreadable files, malformed ibnetdiscover dumps (at the dump's
+        ``file:line:col``) and invalid subnets (duplicate LIDs or GUIDs,
+        LIDs outside 1..0xBFFF, nodes cabled to themselves...).
+    """
+    return _load(source, network=network, library=library, overrides=overrides, limits=limits)[0]
 
 
 def load_fabric(source, **kw):
     """The :class:`~ibfabric.components.fabric.FabricGraph` of a topology, with LIDs as the topology gives them.
 
     Call ``.with_lids()`` on the result to assign the missing ones as a
-    subnet manager would.
+    subnet manager would.  Raises as :func:`load_network` does.
     """
-    from ibfabric.components.fabric import FabricGraph
+    net, fabric = _load(source, **kw)
+    if fabric is None:  # IB nodes of plugin types only: nodes are the modules with port gates
+        from ibfabric.components.fabric import FabricGraph
 
-    net = load_network(source, **kw)
-    return FabricGraph.from_network(net)
+        fabric = FabricGraph.from_network(net)
+    if not len(fabric.nodes):
+        raise no_ib_nodes(net)
+    return fabric
+
+
+def no_ib_nodes(net) -> TopologyError:
+    """The error for a network with no switch or channel adapter: nothing to route or simulate."""
+    where = f"{net.root.location}: " if net.root.location is not None else ""
+    return TopologyError(f"{where}network '{net.name}' has no InfiniBand nodes (no Switch or HCA)")

@@ -269,11 +269,17 @@ def bermudez2006_fig1() -> FabricGraph:
 # ------------------------------------------------------------------ writers
 
 
-def to_ned(fabric: FabricGraph, name: str = "generated", *, routing: str = "minhop") -> str:
+def to_ned(fabric: FabricGraph, name: str = "generated", *, routing: str = "updn") -> str:
     """The fabric as a ``.ned`` network (Switch, HCA, Link and a SubnetManager on ``fabric.sm_node``).
 
     Assigned LIDs and LMCs are written as parameters; links carry their
-    width and speed.
+    width and speed.  The subnet manager's routing engine is *routing*,
+    ``updn`` by default: it is deadlock-free on any connected fabric, where
+    ``minhop`` is not on any kind these generators make -- irregular
+    fabrics, meshes, tori and hypercubes have cyclic channel dependencies
+    under min-hop routing, and so do k-ary n-trees, through the routes to
+    the switches' own LIDs, which go down and up again (``ibfabric routes
+    FILE --routing minhop --check`` shows the cycle on ``fat_tree(2, 3)``).
     """
     out = [f"network {name}", "{", "    submodules:"]
     for nd in fabric.nodes:

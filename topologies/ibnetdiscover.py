@@ -9,8 +9,16 @@ cable, and a ``SubnetManager``)::
 
 Module names come from the node descriptions (``"stage114 mlx4_0"`` becomes
 ``stage114_mlx4_0``), made unique with the GUID where two nodes share one.
-A malformed line raises :class:`~ibfabric.errors.TopologyError` with
-``file:line: message``.
+Routers (``Rt`` nodes) are imported as channel adapters (``HCA``): ibfabric
+models no routers, and a router is an end of the subnet, as an adapter is.
+A port line without a link speed (``4xQDR``) is taken as 4x QDR.
+
+Every error is a :class:`~ibfabric.errors.TopologyError` at the dump's own
+``file:line:col``, whether the line does not parse or the subnet it
+describes is invalid (:mod:`ibfabric.components.validate`: LIDs 1..0xBFFF
+and unique, LMC 0..7, 64-bit unique non-zero GUIDs, no node cabled to
+itself, known widths and speeds).  :func:`dump_fabric` checks a parsed dump;
+:func:`ibnetdiscover_to_ned` does it before writing anything.
 """
 
 from __future__ import annotations
@@ -20,10 +28,24 @@ from pathlib import Path
 
 import attrs
 
+from ibfabric.components import validate
 from ibfabric.components.rates import LANE_SIGNALLING, WIDTHS
 from ibfabric.errors import TopologyError
 
-__all__ = ["IBNetNode", "looks_like_ibnetdiscover", "parse_ibnetdiscover", "ibnetdiscover_to_ned"]
+__all__ = [
+    "IBNetNode",
+    "IBNetLink",
+    "DUMP_SUFFIXES",
+    "looks_like_ibnetdiscover",
+    "not_a_dump",
+    "parse_ibnetdiscover",
+    "dump_fabric",
+    "ibnetdiscover_to_ned",
+    "ned_with_lines",
+]
+
+#: File name endings that say "this is an ibnetdiscover dump" (the content must then agree).
+DUMP_SUFFIXES = (".ibnetdiscover", ".ibnd")
 
 _NODE = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"((?:[^"\\]|\\.)*)"(.*))?$')
 _PORT = re.compile(
@@ -31,23 +53,41 @@ _PORT = re.compile(
 )
 _LID = re.compile(r"\blid\s+(\d+)")
 _LMC = re.compile(r"\blmc\s+(\d+)")
-_SPEED = re.compile(r"\b(\d+x)(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR)\b")
+_SWITCH_LID = re.compile(r"port 0 lid (\d+) lmc (\d+)")
+_SPEED = re.compile(r"(?<![\w.])([1-9]\d{0,2}x)([A-Za-z][A-Za-z0-9]*)(?![\w.])")
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 _IGNORED = ("vendid=", "devid=", "sysimgguid=", "switchguid=", "caguid=", "rtguid=")
+_EXAMPLE = "'Switch 36 \"S-0002c90200439f8a\" # \"desc\" port 0 lid 1 lmc 0' or 'Ca 2 \"H-...\" # \"desc\"'"
 
 
 @attrs.define
 class IBNetNode:
-    """One node of an ibnetdiscover dump."""
+    """One node of an ibnetdiscover dump (``line``/``col``: where its ``Switch``/``Ca``/``Rt`` line starts)."""
 
     ident: str  # "S-f452..." / "H-0002..."
     kind: str  # "Switch", "Ca" or "Rt"
     num_ports: int
     desc: str
-    guid: str
+    guid: str  # lower-case hexadecimal, as in the dump
     lid: int = 0
     lmc: int = 0
     port_lids: dict[int, int] = attrs.field(factory=dict)
     line: int = 0
+    col: int = 1
+
+
+@attrs.frozen
+class IBNetLink:
+    """One cable: port ``port_a`` of node ``a`` to ``port_b`` of ``b`` (node idents), where the dump first shows it."""
+
+    a: str
+    port_a: int
+    b: str
+    port_b: int
+    width: str
+    speed: str
+    line: int = 0
+    col: int = 1
 
 
 def looks_like_ibnetdiscover(text: str) -> bool:
@@ -61,16 +101,41 @@ def looks_like_ibnetdiscover(text: str) -> bool:
     return False
 
 
+def not_a_dump(text: str, filename: str) -> TopologyError:
+    """The error for a file that claims to be a dump (by its name) and is not, at its first content line."""
+    for no, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        if s and not s.startswith(("#", "//")):
+            col = len(raw) - len(raw.lstrip()) + 1
+            return TopologyError(f"{filename}:{no}:{col}: not an ibnetdiscover dump (expected 'Switch'/'Ca' lines "
+                                 f"such as {_EXAMPLE}; got {s[:40]!r})")
+    return TopologyError(f"{filename}:1:1: not an ibnetdiscover dump (no 'Switch'/'Ca' lines; the file is empty)")
+
+
+def _int(digits: str, where: str, what: str) -> int:
+    """A decimal field; TopologyError for one too long to be a number of this format."""
+    if len(digits) > 30:
+        raise TopologyError(f"{where}: {what} {digits[:12]}... ({len(digits)} digits) is far too large")
+    return int(digits)
+
+
 def parse_ibnetdiscover(text: str, filename: str = "<ibnetdiscover>"):
     """Parse a dump into ``(nodes, links, initiator)``.
 
-    ``links`` are ``(node id, port, node id, port, width, speed)`` tuples, one
-    per cable; ``initiator`` is the node id ibnetdiscover ran from, if the
-    dump says.
+    ``nodes`` are :class:`IBNetNode`, ``links`` :class:`IBNetLink` (one per
+    cable, in the order the dump first shows them); ``initiator`` is the
+    node id ibnetdiscover ran from, if the dump says.  Each field is checked
+    as it is read (port numbers, LIDs, LMCs, GUIDs, widths and speeds);
+    :func:`dump_fabric` checks the subnet as a whole.
+
+    Raises
+    ------
+    TopologyError
+        ``file:line:col: message`` for the first bad line or field.
     """
     nodes: dict[str, IBNetNode] = {}
     order: list[str] = []
-    seen_links: dict[tuple, tuple] = {}
+    seen_links: dict[tuple, IBNetLink] = {}
     port_used: dict[tuple[str, int], tuple] = {}
     current: IBNetNode | None = None
     initiator = None
@@ -78,6 +143,12 @@ def parse_ibnetdiscover(text: str, filename: str = "<ibnetdiscover>"):
         line = raw.strip()
         if not line:
             continue
+        lead = len(raw) - len(raw.lstrip())
+
+        def at(m: re.Match | None = None, group: int = 0, offset: int = 0, _no=no, _lead=lead) -> str:
+            col = (m.start(group) if m is not None else 0) + offset + _lead + 1
+            return f"{filename}:{_no}:{col}"
+
         if line.startswith("#"):
             m = re.match(r"#\s*Initiated from node\s+([0-9a-fA-F]+)", line)
             if m:
@@ -89,16 +160,29 @@ def parse_ibnetdiscover(text: str, filename: str = "<ibnetdiscover>"):
         if m:
             kind, nports, ident, desc, rest = m.groups()
             guid = ident.split("-", 1)[1] if "-" in ident else ident
-            node = IBNetNode(ident, kind, int(nports), (desc or "").replace('\\"', '"'), guid.lower(), line=no)
-            rest = rest or ""
-            if kind == "Switch":
-                lm = re.search(r"port 0 lid (\d+) lmc (\d+)", rest)
-                if lm:
-                    node.lid, node.lmc = int(lm.group(1)), int(lm.group(2))
+            try:
+                validate.parse_guid(guid, "the GUID")
+            except ValueError as exc:
+                start = m.start(3) + (len(ident) - len(guid))
+                raise TopologyError(f"{filename}:{no}:{start + lead + 1}: node \"{ident}\": {exc}") from None
+            num_ports = _int(nports, at(m, 2), "port count")
+            node = IBNetNode(ident, kind, num_ports, (desc or "").replace('\\"', '"'), guid.lower(), line=no, col=lead + 1)
             if ident in nodes:
-                raise TopologyError(f"{filename}:{no}: node {ident} appears twice")
-            if node.num_ports < 1 or node.num_ports > 254:
-                raise TopologyError(f"{filename}:{no}: node {ident} has {node.num_ports} ports (must be 1..254)")
+                raise TopologyError(f"{at()}: node {ident} appears twice (first at line {nodes[ident].line})")
+            problem = validate.ports_problem(num_ports, "the port count")
+            if problem:
+                raise TopologyError(f"{at(m, 2)}: node {ident}: {problem}")
+            if kind == "Switch" and rest:
+                lm = _SWITCH_LID.search(rest)
+                if lm:
+                    node.lmc = _int(lm.group(2), at(m, 5, lm.start(2)), "LMC")
+                    problem = validate.lmc_problem(node.lmc, "the LMC")
+                    if problem:
+                        raise TopologyError(f"{at(m, 5, lm.start(2))}: {ident}: {problem}")
+                    node.lid = _int(lm.group(1), at(m, 5, lm.start(1)), "LID")
+                    problem = validate.lid_problem(node.lid, "the LID", lmc=node.lmc)
+                    if problem:
+                        raise TopologyError(f"{at(m, 5, lm.start(1))}: {ident}: {problem}")
             nodes[ident] = node
             order.append(ident)
             current = node
@@ -106,61 +190,107 @@ def parse_ibnetdiscover(text: str, filename: str = "<ibnetdiscover>"):
         m = _PORT.match(line)
         if m:
             if current is None:
-                raise TopologyError(f"{filename}:{no}: port line before any Switch or Ca line")
-            port, _pguid, peer, peer_port, _peer_pguid, comment = m.groups()
-            port, peer_port = int(port), int(peer_port)
+                raise TopologyError(f"{at()}: port line before any Switch or Ca line")
+            port_s, _pguid, peer, peer_port_s, _peer_pguid, comment = m.groups()
+            port = _int(port_s, at(m, 1), "port")
+            peer_port = _int(peer_port_s, at(m, 4), "port")
             comment = comment or ""
+            cstart = m.start(6) if m.group(6) is not None else len(line)
             if not 1 <= port <= current.num_ports:
-                raise TopologyError(f"{filename}:{no}: {current.ident} has no port {port} (it has {current.num_ports})")
-            sp = _SPEED.search(comment)
+                raise TopologyError(f"{at(m, 1)}: {current.ident} has no port {port} (it has {current.num_ports})")
+            if not 1 <= peer_port <= validate.MAX_PORTS:
+                raise TopologyError(f"{at(m, 4)}: port {peer_port} of {peer} is not a port a cable can join (1..254)")
+            # the link's width and speed: the token such as 4xQDR outside the quoted descriptions
+            bare = _QUOTED.sub(lambda q: " " * len(q.group()), comment)
+            sp = _SPEED.search(bare)
             width, speed = (sp.group(1), sp.group(2)) if sp else ("4x", "QDR")
-            if width not in WIDTHS or speed not in LANE_SIGNALLING:
-                raise TopologyError(f"{filename}:{no}: unknown link width/speed '{width}{speed}'")
+            if sp and (width not in WIDTHS or speed not in LANE_SIGNALLING):
+                problem = validate.link_problem(width, speed)
+                where = f"{filename}:{no}:{cstart + sp.start() + lead + 1}"
+                raise TopologyError(f"{where}: unknown link width/speed '{width}{speed}': {problem}")
             if current.kind != "Switch":
                 own = comment.split('"')[0]
-                lm = _LID.search(own)
-                if lm:
-                    lid = int(lm.group(1))
-                    if not current.lid:
-                        current.lid = lid
-                        first = port
-                        current.port_lids[first] = lid
-                    else:
-                        current.port_lids[port] = lid
                 lmc = _LMC.search(own)
                 if lmc:
-                    current.lmc = int(lmc.group(1))
+                    where = f"{filename}:{no}:{cstart + lmc.start(1) + lead + 1}"
+                    current.lmc = _int(lmc.group(1), where, "LMC")
+                    problem = validate.lmc_problem(current.lmc, "the LMC")
+                    if problem:
+                        raise TopologyError(f"{where}: {current.ident} port {port}: {problem}")
+                lm = _LID.search(own)
+                if lm:
+                    where = f"{filename}:{no}:{cstart + lm.start(1) + lead + 1}"
+                    lid = _int(lm.group(1), where, "LID")
+                    problem = validate.lid_problem(lid, "the LID", lmc=current.lmc)
+                    if problem:
+                        raise TopologyError(f"{where}: {current.ident} port {port}: {problem}")
+                    if lid:
+                        current.port_lids[port] = lid
             key = tuple(sorted([(current.ident, port), (peer, peer_port)]))
             if key in seen_links:
                 prev = seen_links[key]
-                if prev[2:] != (width, speed):
+                if (prev.width, prev.speed) != (width, speed):
                     raise TopologyError(
-                        f"{filename}:{no}: link {current.ident}[{port}] - {peer}[{peer_port}] is {width}{speed}"
-                        f" here but {prev[2]}{prev[3]} at line {prev[1]}"
+                        f"{at()}: link {current.ident}[{port}] - {peer}[{peer_port}] is {width}{speed}"
+                        f" here but {prev.width}{prev.speed} at line {prev.line}"
                     )
                 continue
             for end in key:
-                if port_used.get(end, key) != key:
-                    raise TopologyError(f"{filename}:{no}: port {end[1]} of {end[0]} has two links")
+                other = port_used.get(end, key)
+                if other != key:
+                    first = seen_links[other].line
+                    raise TopologyError(f"{at()}: port {end[1]} of {end[0]} has two links (the other at line {first})")
                 port_used[end] = key
-            seen_links[key] = ((current.ident, port, peer, peer_port), no, width, speed)
+            seen_links[key] = IBNetLink(current.ident, port, peer, peer_port, width, speed, no, lead + 1)
             continue
-        raise TopologyError(f"{filename}:{no}: cannot read this line as ibnetdiscover output: {line[:60]!r}")
+        raise TopologyError(f"{at()}: cannot read this line as ibnetdiscover output: {line[:60]!r}")
     if not nodes:
-        raise TopologyError(f"{filename}:1: no Switch or Ca nodes found")
-    links = []
-    for key, ((a, pa, b, pb), no, width, speed) in seen_links.items():
-        for ident in (a, b):
+        raise TopologyError(f"{filename}:1:1: no Switch or Ca nodes found (not an ibnetdiscover dump? expected lines "
+                            f"such as {_EXAMPLE})")
+    links = list(seen_links.values())
+    for ln in links:
+        for ident in (ln.a, ln.b):
             if ident not in nodes:
-                raise TopologyError(f"{filename}:{no}: link to {ident}, which the dump never describes")
-        links.append((a, pa, b, pb, width, speed))
+                raise TopologyError(f"{filename}:{ln.line}:{ln.col}: link to {ident}, which the dump never describes")
     ordered = [nodes[i] for i in order]
+    first_port: dict[str, int] = {}
+    for ln in links:
+        for ident, port in ((ln.a, ln.port_a), (ln.b, ln.port_b)):
+            first_port[ident] = min(port, first_port.get(ident, port))
+    for n in ordered:
+        if n.kind != "Switch":  # a CA's LID is that of its first connected port, as in FabricGraph
+            n.lid = n.port_lids.get(first_port.get(n.ident, 0), 0)
     init = None
     if initiator:
         for n in ordered:
             if n.guid.lstrip("0") == initiator.lstrip("0") and n.kind != "Switch":
                 init = n.ident
     return ordered, links, init
+
+
+def dump_fabric(nodes: list[IBNetNode], links: list[IBNetLink], filename: str = "<ibnetdiscover>"):
+    """The :class:`~ibfabric.components.fabric.FabricGraph` of a parsed dump, checked as every fabric is.
+
+    Node names are ``ident "desc"``; nodes and links carry the dump's
+    ``file:line:col``, so a duplicate LID or GUID, a node cabled to itself or
+    a port a node does not have is reported where the dump says it.
+    """
+    from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
+    from ibfabric.components.rates import link_rate
+
+    index = {n.ident: i for i, n in enumerate(nodes)}
+    specs = [
+        NodeSpec(f'{n.ident} "{n.desc}"' if n.desc else n.ident, n.kind == "Switch", n.num_ports, lid=n.lid, lmc=n.lmc,
+                 guid=int(n.guid, 16), port_lids=n.port_lids if n.kind != "Switch" else {}, desc=n.desc,
+                 where=f"{filename}:{n.line}:{n.col}")
+        for n in nodes
+    ]  # fmt: skip
+    cables = [
+        Link(index[ln.a], ln.port_a, index[ln.b], ln.port_b, ln.width, ln.speed, link_rate(ln.width, ln.speed),
+             where=f"{filename}:{ln.line}:{ln.col}")
+        for ln in links
+    ]
+    return FabricGraph(specs, cables)
 
 
 def _ident(desc: str, fallback: str) -> str:
@@ -173,8 +303,19 @@ def _ident(desc: str, fallback: str) -> str:
 
 
 def ibnetdiscover_to_ned(text: str, filename: str = "<ibnetdiscover>", network: str | None = None) -> str:
-    """NED-like text for an ibnetdiscover dump (see the module docstring)."""
+    """NED-like text for an ibnetdiscover dump (see the module docstring); TopologyError at the dump's place."""
+    return ned_with_lines(text, filename, network)[0]
+
+
+def ned_with_lines(text: str, filename: str = "<ibnetdiscover>", network: str | None = None) -> tuple[str, dict[int, tuple[int, int]]]:
+    """``(ned text, {ned line: (dump line, dump column)})``: the dump as NED, and where each
+    submodule and connection line of the NED text comes from in the dump.
+
+    The dump is parsed and checked (:func:`dump_fabric`) first, so the NED
+    text describes a valid subnet.
+    """
     nodes, links, initiator = parse_ibnetdiscover(text, filename)
+    dump_fabric(nodes, links, filename)
     names: dict[str, str] = {}
     used: set[str] = {"sm"}
     for n in nodes:
@@ -196,6 +337,7 @@ def ibnetdiscover_to_ned(text: str, filename: str = "<ibnetdiscover>", network: 
         "{",
         "    submodules:",
     ]
+    lines: dict[int, tuple[int, int]] = {}
     for n in nodes:
         typ = "Switch" if n.kind == "Switch" else "HCA"
         params = [f"numPorts = {n.num_ports};"]
@@ -210,12 +352,15 @@ def ibnetdiscover_to_ned(text: str, filename: str = "<ibnetdiscover>", network: 
         desc = n.desc.replace("\\", "\\\\").replace('"', '\\"')
         params.append(f'nodeDesc = "{desc}";')
         out.append(f"        {names[n.ident]}: {typ} {{ {' '.join(params)} }}")
+        lines[len(out)] = (n.line, n.col)
     sm_node = f' node = "{names[initiator]}";' if initiator else ""
     out.append(f"        sm: SubnetManager {{{sm_node} }}")
     out.append("    connections:")
-    for a, pa, b, pb, width, speed in links:
+    for ln in links:
         out.append(
-            f'        {names[a]}.port[{pa}] <--> Link {{ width = "{width}"; speed = "{speed}"; }} <--> {names[b]}.port[{pb}];'
+            f'        {names[ln.a]}.port[{ln.port_a}] <--> Link {{ width = "{ln.width}"; speed = "{ln.speed}"; }}'
+            f" <--> {names[ln.b]}.port[{ln.port_b}];"
         )
+        lines[len(out)] = (ln.line, ln.col)
     out.append("}")
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n", lines

@@ -32,6 +32,9 @@ def add_arguments(subparsers) -> argparse.ArgumentParser:
         k.add_argument("--format", choices=("ned", "ibsim"), default="ned", help="output format (default ned)")
         k.add_argument("--width", default="4x", help="link width (default 4x)")
         k.add_argument("--speed", default="QDR", help="link speed (default QDR)")
+        k.add_argument("--routing", default="updn", metavar="NAME",
+                       help="the subnet manager's routing engine written into the .ned (default updn, deadlock-free on "
+                       "every generated kind; minhop is not, even on fat trees)")
         k.set_defaults(_topo=run)
 
     k = kinds.add_parser("irregular", help="random irregular fabric, as the papers generate them")
@@ -87,7 +90,8 @@ def run(args) -> int:
     from ibfabric.topologies.generators import to_ibsim, to_ned
 
     fabric, default = build(args)
-    text = to_ned(fabric, name=args.name or default) if args.format == "ned" else to_ibsim(fabric)
+    routing = getattr(args, "routing", "updn")
+    text = to_ned(fabric, name=args.name or default, routing=routing) if args.format == "ned" else to_ibsim(fabric)
     if args.output:
         from ibfabric.results import write_atomic
 

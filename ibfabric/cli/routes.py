@@ -72,13 +72,16 @@ def tables_json(tables) -> dict:
 
 
 def compute_tables(args):
-    """Load the topology, assign LIDs and run the engine; returns the tables."""
+    """Load the topology (checked as every command checks it: :func:`ibfabric.topologies.load_fabric`),
+    assign LIDs and run the engine; returns the tables."""
     from ibfabric.plugins import PluginSet
     from ibfabric.topologies import load_fabric
 
     options = parse_sets(args.sets)
     if not 0 <= args.lmc <= 7:
         raise ConfigError(f"'lmc' must be between 0 and 7 (got {args.lmc})")
+    if args.seed < 0:
+        raise ConfigError(f"--seed must be a non-negative integer (got {args.seed})")
     kw = {"network": args.network} if args.network else {}
     fabric = load_fabric(args.topology, **kw).with_lids(lmc=args.lmc)
     plugins = PluginSet.load()

@@ -39,8 +39,10 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     Raises
     ------
     ConfigError
-        Without ``path``, for an unknown option, a missing file, or a line
-        that does not parse (``FILE:LINE: ...``).
+        Without ``path``, for an unknown option, a missing file, a file that
+        is not UTF-8 text, or a line that does not parse or does not fit the
+        fabric (``FILE:LINE:COL: ...``, see
+        :func:`ibfabric.components.opensm.read_lfts`).
 
     Examples
     --------
@@ -58,10 +60,13 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
 
     Notes
     -----
-    Switches are matched by node GUID, else by the LID in the header, else
-    by node description or name; entries are taken as they are (no check
-    that they route anything: run ``ibfabric routes --check`` for that).
-    Linear time in the file's size.
+    Switches are matched by node GUID, as OpenSM matches them; a GUID the
+    fabric does not have is an error, as are a header LID that is not the
+    switch's, LID 0, multicast LIDs, ports the switch lacks, and a LID sent
+    to port 0 that is not the switch's own (the switch would absorb those
+    packets).  Beyond that, entries are taken as they are (no check that
+    they route anything: run ``ibfabric routes --check`` for that).  Linear
+    time in the file's size.
 
     References
     ----------

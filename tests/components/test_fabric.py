@@ -7,6 +7,7 @@ import pytest
 
 from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
 from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.errors import TopologyError
 
 
 def small(**kw):
@@ -37,11 +38,11 @@ class TestStructure:
         ([Link(0, 1, 7, 1)], "node 7, which does not exist"),
     ])
     def test_bad_links(self, links, message):
-        with pytest.raises(ValueError, match=message):
+        with pytest.raises(TopologyError, match=message):
             FabricGraph([NodeSpec("sw0", True, 4), NodeSpec("sw1", True, 4), NodeSpec("h0", False, 1)], links)
 
     def test_lid_clash(self):
-        with pytest.raises(ValueError, match="LID 5 is used by both"):
+        with pytest.raises(TopologyError, match="LID 5 is used by both"):
             FabricGraph([NodeSpec("sw0", True, 4, lid=5), NodeSpec("h0", False, 1, lid=5)], [Link(0, 1, 1, 1)])
 
 
@@ -64,11 +65,14 @@ class TestLidAssignment:
         assert g.ep_lid[e] == 4 and g.ep_lmc[e] == 2 and (g.lid_owner[4:8] == e).all()
 
     def test_large_fabric_is_linear(self):
-        n = 3000
-        nodes = [NodeSpec("sw", True, n)] + [NodeSpec(f"h{i}", False, 1) for i in range(n)]
-        links = [Link(0, i + 1, i + 1, 1) for i in range(n)]
-        g = FabricGraph(nodes, links, sm_node=1).with_lids()
-        assert sorted(g.ep_lid.tolist()) == list(range(1, n + 2))
+        # 3000 hosts, 250 on each of 12 chained 254-port switches
+        n, per = 3000, 250
+        sws = n // per
+        nodes = [NodeSpec(f"sw{s}", True, 254) for s in range(sws)] + [NodeSpec(f"h{i}", False, 1) for i in range(n)]
+        links = [Link(s, 251, s + 1, 252) for s in range(sws - 1)]
+        links += [Link(sws + i, 1, i // per, i % per + 1) for i in range(n)]
+        g = FabricGraph(nodes, links, sm_node=sws).with_lids()
+        assert sorted(g.ep_lid.tolist()) == list(range(1, n + sws + 1))
 
 
 class TestForwardingTables:
@@ -129,11 +133,11 @@ class TestFromNetwork:
         assert [ln.rate for ln in offline.links] == [ln.rate for ln in sim.fabric.links] == [2.5e9, 32e9]
         assert offline.guid(0) == sim.fabric.guid(0) == 0x2C9
 
-    def test_bad_guid_is_a_config_error(self):
+    def test_bad_guid_is_a_located_config_error(self):
         from ibfabric.errors import ConfigError
         from ibfabric.ned_like import elaborate
 
-        with pytest.raises(ConfigError, match="n.a: 'guid' must be hexadecimal \\(got 'xyz'\\)"):
+        with pytest.raises(ConfigError, match=r"^<string>:\d+:\d+: n.a: 'guid' must be a non-zero 64-bit hexadecimal number .*\(got 'xyz'\)"):
             FabricGraph.from_network(elaborate(self.NED % "xyz"))
 
 

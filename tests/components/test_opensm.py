@@ -57,12 +57,14 @@ class TestOpenSMFormat:
         assert sw[1]["entries"][3] == (2, 9) and sw[1]["names"][3] == "a HCA-1"
         assert dump_lids(EXPECTED) == {"s1": 1, "s2": 2, "a HCA-1": 3}
 
-    def test_switches_matched_by_lid_then_name_when_guids_differ(self):
+    def test_switches_are_matched_by_guid_only(self):
+        # a header whose GUID the fabric lacks is an error naming the GUID and its line, even if the LID or name match
         other = EXPECTED.replace("guid 0x0000000000000010", "guid 0x00000000000000aa")
-        t = read_lfts("x.dump", tiny(), text=other)
-        assert np.array_equal(t.lft, tiny_tables().expanded())
+        with pytest.raises(ConfigError, match=r"^x.dump:1:\d+: switch guid 0x00000000000000aa \('s2'\) is not in the fabric"):
+            read_lfts("x.dump", tiny(), text=other)
         by_name = other.replace("switch Lid 2 guid", "switch guid")  # older OpenSM headers have no Lid
-        assert np.array_equal(read_lfts("x.dump", tiny(), text=by_name).lft, tiny_tables().expanded())
+        with pytest.raises(ConfigError, match="switch guid 0x00000000000000aa"):
+            read_lfts("x.dump", tiny(), text=by_name)
 
     def test_hex_lid_ranges_and_comments_accepted(self):
         text = "# made by hand\n" + EXPECTED.replace("[0-3]", "[0x0-0x3]")
@@ -76,13 +78,13 @@ class TestOpenSMFormat:
     @pytest.mark.parametrize(
         "text, message",
         [
-            ("0x0001 000\n", r"x.dump:1: table entry before any 'Unicast lids"),
-            (EXPECTED.replace("0x0003 001", "0x0003 xyz"), r"x.dump:4: cannot parse"),
-            (EXPECTED.replace("0x0003 002", "0x0009 002"), r"x.dump:9: LID 9 is beyond the fabric's highest LID \(3\)"),
-            (EXPECTED.replace("0x0003 002", "0x0003 007"), r"x.dump:9: s1 has no port 7"),
+            ("0x0001 000\n", r"x.dump:1:1: table entry before any 'Unicast lids"),
+            (EXPECTED.replace("0x0003 001", "0x0003 xyz"), r"x.dump:4:1: cannot parse"),
+            (EXPECTED.replace("0x0003 002", "0x0009 002"), r"x.dump:9:1: LID 9 is beyond the fabric's highest LID \(3\)"),
+            (EXPECTED.replace("0x0003 002", "0x0003 007"), r"x.dump:9:8: s1 has no port 7"),
             (EXPECTED.replace("'s1'):", "'zz'):").replace("Lid 1 guid 0x0000000000000020", "guid 0x0000000000000099"),
-             r"x.dump:6: switch guid 0x0000000000000099 \('zz'\) is not in the fabric"),
-            ("Multicast mlids [0xc000-0xc001] of switch Lid 1 guid 0x1:\n", r"x.dump:1: this is a multicast dump"),
+             r"x.dump:6:\d+: switch guid 0x0000000000000099 \('zz'\) is not in the fabric"),
+            ("Multicast mlids [0xc000-0xc001] of switch Lid 1 guid 0x1:\n", r"x.dump:1:1: this is a multicast dump"),
         ],
     )
     def test_errors_name_file_and_line(self, text, message):

@@ -123,7 +123,7 @@ class TestWriters:
             "        sw0_1: Switch { numPorts = 5; }\n"
             "        h0_0_0: HCA;\n"
             "        h0_1_0: HCA;\n"
-            '        sm: SubnetManager { node = "h0_0_0"; routing = "minhop"; }\n'
+            '        sm: SubnetManager { node = "h0_0_0"; routing = "updn"; }\n'
             "    connections:\n"
             '        sw0_0.port[3] <--> Link { width = "1x"; speed = "SDR"; } <--> sw0_1.port[4];\n'
             '        h0_0_0.port[1] <--> Link { width = "1x"; speed = "SDR"; } <--> sw0_0.port[5];\n'

@@ -71,12 +71,12 @@ class TestRealDumps:
 class TestErrors:
     def test_garbage_line_gives_file_and_line(self):
         text = TWO.read_text().replace("[5]\t", "[5x]\t", 1)
-        with pytest.raises(TopologyError, match=r"^two\.topo:12: cannot read this line"):
+        with pytest.raises(TopologyError, match=r"^two\.topo:12:1: cannot read this line"):
             parse_ibnetdiscover(text, "two.topo")
 
     def test_port_beyond_the_node(self):
         text = TWO.read_text().replace("[5]\t", "[40]\t", 1)
-        with pytest.raises(TopologyError, match=r"^two\.topo:12: .* has no port 40 \(it has 36\)"):
+        with pytest.raises(TopologyError, match=r"^two\.topo:12:2: .* has no port 40 \(it has 36\)"):
             parse_ibnetdiscover(text, "two.topo")
 
     def test_inconsistent_link_speed(self):
@@ -95,7 +95,7 @@ def dumps(draw):
     """A random fabric of switches and CAs written in ibnetdiscover's format."""
     nsw = draw(st.integers(1, 4))
     nca = draw(st.integers(1, 6))
-    ports = {f"S-{i:016x}": 8 for i in range(nsw)}
+    ports = {f"S-{i + 1:016x}": 8 for i in range(nsw)}  # GUIDs are non-zero
     ports.update({f"H-{0x100 + i:016x}": 2 for i in range(nca)})
     free = {n: list(range(1, p + 1)) for n, p in ports.items()}
     links = []

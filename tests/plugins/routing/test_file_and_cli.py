@@ -34,7 +34,7 @@ class TestFile:
     def test_parse_error_names_file_and_line(self, fig1, tmp_path):
         path = tmp_path / "bad.dump"
         path.write_text("Unicast lids [0-15] of switch Lid 1 guid 0x0000000000000001 ('sw1'):\n0x0001 000 # ok\nbogus line\n")
-        with pytest.raises(ConfigError, match=r"bad.dump:3: cannot parse 'bogus line'"):
+        with pytest.raises(ConfigError, match=r"bad.dump:3:1: cannot parse 'bogus line'"):
             file_engine.compute(fig1, {"path": str(path)})
 
 
