@@ -24,7 +24,6 @@ import io
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,7 +31,7 @@ import attrs
 
 from ibfabric.errors import ConfigError
 from ibfabric.measure import TIMING, flatten
-from ibfabric.results import write_atomic
+from ibfabric.results import atomic_path, write_atomic
 
 __all__ = ["Failure", "Table", "aggregate", "collect", "require_pyarrow", "sort_key", "t_quantile"]
 
@@ -115,21 +114,8 @@ class Table:
         pa, pq = require_pyarrow()
         arrays = {name: pa.array(_uniform([row[i] for row in self.rows])) for i, name in enumerate(self.columns)}
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
+        with atomic_path(path) as tmp:
             pq.write_table(pa.table(arrays), tmp)
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(tmp, 0o666 & ~mask)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
         return path
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ibfabric.collect import AGGREGATE_COLUMNS, Table, aggregate, collect, sort_key
 from ibfabric.errors import ConfigError
+from ibfabric.results import atomic_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -240,23 +240,9 @@ def save(fig: Figure, path: str | os.PathLike) -> Path:
 
     path = Path(path)
     suffix = check_format(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     metadata = {".png": {"Software": None}, ".svg": {"Date": None}, ".pdf": {"CreationDate": None}}[suffix]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
-    os.close(fd)
-    try:
-        with matplotlib.rc_context({"svg.hashsalt": "ibfabric"}):
-            fig.savefig(tmp, format=suffix[1:], dpi=DPI, metadata=metadata)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_path(path, suffix) as tmp, matplotlib.rc_context({"svg.hashsalt": "ibfabric"}):
+        fig.savefig(tmp, format=suffix[1:], dpi=DPI, metadata=metadata)
     return path
 
 

@@ -14,6 +14,10 @@ the summary's own ``definitions`` block.  Other keys:
 ``by_sl``, ``by_class``
     Packets, accepted load and latency of the packets delivered in the
     window, per service level and per traffic class (best effort, CBR...).
+``warnings``
+    One line each: what looked wrong in the run (routes with a dependency
+    cycle, idle traffic sources, an empty window, saturation...), see
+    :mod:`ibfabric.checks`.
 ``qos``
     Only in QoS runs: admission and per-SL/per-connection metrics
     (:mod:`ibfabric.qos_metrics`).
@@ -25,6 +29,7 @@ that the set is complete or absent (:func:`write_result_set`).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -128,12 +133,18 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "deadlock": None
         if sim.deadlock is None
         else {"time_ns": sim.deadlock.time, "cycle": list(sim.deadlock.cycle)},
+        "warnings": [],  # filled below
         "definitions": DEFINITIONS,
     }
     if sim.routing_time is not None:
         summary["routing_time_s"] = sim.routing_time
     if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
         summary["qos"] = sim.qos.summary()  # the QoS network keeps the whole delivery log
+    from ibfabric.checks import result_warnings
+
+    for message in result_warnings(sim, summary):
+        sim.warn(message)
+    summary["warnings"] = list(sim.warnings)
     return summary
 
 
@@ -160,15 +171,20 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write *text* to *path* via a temporary file and a rename."""
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str = ".tmp"):
+    """Yield a temporary path beside *path*; on success it replaces *path* in one rename.
+
+    The file gets the permissions ``open()`` would give (``mkstemp`` makes it
+    private); on failure it is removed and *path* is untouched.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # what open() would give (mkstemp makes it private)
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -176,6 +192,12 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write *text* to *path* via a temporary file and a rename."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def config_id(config: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ import math
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,15 @@ from typing import Any
 import numpy as np
 import salabim
 
+from ibfabric.checks import IbfabricWarning, check_built
 from ibfabric.errors import ConfigError, DeadlockError, TopologyError
 from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng
 from ibfabric.measure import BacklogMonitor
 from ibfabric.plugins.manager import PluginSet
+from ibfabric.plugins.traffic import checked
 from ibfabric.signals import Recorder, SignalBus
 from ibfabric.stats import DEFAULT_LOG_LIMIT, PacketStats
-from ibfabric.units import UnitError, parse_quantity
+from ibfabric.units import UnitError, parse_duration
 
 __all__ = ["Simulation", "load", "parse_time"]
 
@@ -65,14 +68,12 @@ _cache_salabim_signature_check()
 
 
 def parse_time(value: float | int | str, what: str = "time") -> float:
-    """A duration in ns from a number (ns) or a quantity string ('100us')."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+    """A duration in ns from a number (ns) or a quantity string ('100us'): finite, not negative,
+    at most :data:`ibfabric.units.MAX_DURATION_NS` (1000 s)."""
     try:
-        v, unit = parse_quantity(str(value), expect="ns")
+        return parse_duration(value)
     except UnitError as exc:
         raise ConfigError(f"bad {what} {value!r}: {exc}") from None
-    return v
 
 
 class _Dispatcher(salabim.Component):
@@ -145,6 +146,11 @@ class Simulation:
     optional_overrides : mapping or iterable of (pattern, value), optional
         Overrides tried after *overrides* that may match nothing (what the
         CLI's ``--routing``, ``--load``... become).
+    defaults : mapping or iterable of (pattern, value), optional
+        The weakest level, which may match nothing: values for parameters
+        that neither an override nor the topology file assigns, used instead
+        of the type's defaults (the CLI's default ``--load``, ``--traffic``...:
+        ``**.load = 0.5`` in the file wins over them).
     network : str, optional
         Which network of the file to build (default: the only/last one).
     seed : int, default 1
@@ -163,6 +169,15 @@ class Simulation:
         Deliveries kept per packet before the complete ones are folded into
         streaming statistics (bounded memory on long runs; see
         :mod:`ibfabric.stats`); None keeps them all.
+    limits : ibfabric.ned_like.Limits, optional
+        Resource limits of the topology's elaboration (modules, gates, vector
+        size, loop iterations); by default from the ``IBFABRIC_MAX_*``
+        environment variables (see ``docs/ned-language.md``, *Limits*).
+
+    Durations are quantities (``'200us'``) or numbers of ns.  What looks
+    wrong but runs (routes with a channel-dependency cycle, a traffic pattern
+    that leaves sources idle, an empty measurement window, saturation) is
+    reported through :meth:`warn` (see :mod:`ibfabric.checks`).
     """
 
     def __init__(
@@ -171,6 +186,7 @@ class Simulation:
         *,
         overrides: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         optional_overrides: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+        defaults: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
         network: str | None = None,
         seed: int = 1,
         plugins: Iterable[Any] = (),
@@ -179,6 +195,7 @@ class Simulation:
         check: bool = False,
         deadlock_interval: float | str = "50us",
         log_limit: int | None = DEFAULT_LOG_LIMIT,
+        limits=None,
     ):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer (got {seed!r})")
@@ -188,7 +205,8 @@ class Simulation:
         self.deadlock_interval = parse_time(deadlock_interval, "deadlock interval")
         self.plugins = PluginSet.load(plugins=plugins, block=block)
         self.library = self._type_library()
-        self.network = self._elaborate(topology, overrides, optional_overrides, network)
+        self.warnings: list[str] = []  # see warn()
+        self.network = self._elaborate(topology, overrides, optional_overrides, defaults, network, limits)
         self.env = salabim.Environment(
             trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False
         )
@@ -211,7 +229,9 @@ class Simulation:
         self.wall = 0.0
         self._listen_received = False
         self._listen_dropped = False
-        self._build()
+        with self.plugins.blaming():  # an exception in a plugin's code names the plugin
+            self._build()
+        check_built(self)
 
     # ------------------------------------------------------------ building
 
@@ -227,7 +247,7 @@ class Simulation:
                 lib.add_source(ned, f"<plugin {reg.plugin}>")
         return lib
 
-    def _elaborate(self, topology, overrides, optional, network):
+    def _elaborate(self, topology, overrides, optional, defaults, network, limits=None):
         from ibfabric.ned_like import OverrideSet
         from ibfabric.ned_like.model import ElaboratedNetwork
         from ibfabric.topologies import load_network
@@ -235,13 +255,14 @@ class Simulation:
         strict = _override_items(overrides)
         patterns = {p for p, _ in strict}
         soft = [(p, v) for p, v in _override_items(optional) if p not in patterns]
-        ov = OverrideSet(strict + soft)
+        weak = _override_items(defaults)
+        ov = OverrideSet(strict + soft, defaults=weak)
         if isinstance(topology, ElaboratedNetwork):
-            if strict or optional:
+            if strict or optional or weak:
                 raise ConfigError("parameter overrides need a topology file or text, not an elaborated network")
             net = topology
         else:
-            net = load_network(topology, network=network, library=self.library, overrides=ov)
+            net = load_network(topology, network=network, library=self.library, overrides=ov, limits=limits)
         self._overrides = ov
         net = self._with_subnet_manager(net, ov)
         unused = [p for p in ov.unused() if p in patterns]
@@ -429,7 +450,7 @@ class Simulation:
             reg = self.plugins.traffic_patterns.get(name)
             opts = parse_options(options, "traffic", "trafficOptions")
             rng = module_rng(self.seed, f"traffic:{name}:{options}")
-            self._patterns[key] = reg.create(len(self.hosts), opts, rng)
+            self._patterns[key] = checked(reg, reg.create(len(self.hosts), opts, rng), len(self.hosts))
         return self._patterns[key]
 
     def dlids_from(self, hca) -> np.ndarray:
@@ -444,6 +465,14 @@ class Simulation:
         eps = self._host_eps
         src_ep = int(eps[self._host_index[id(hca)]])
         return np.array(tables.dlids(src_ep, eps), dtype=np.int64)
+
+    def warn(self, message: str) -> None:
+        """Report something that looks wrong but runs: add it to :attr:`warnings` (the summary's
+        ``"warnings"``) and issue it as an :class:`ibfabric.checks.IbfabricWarning` (the CLI
+        prints ``ibfabric: warning: ...``).  A message already given is not repeated."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+            warnings.warn(message, IbfabricWarning, stacklevel=2)
 
     def next_message_id(self) -> int:
         self._msg_ids += 1
@@ -577,7 +606,8 @@ class Simulation:
         self.backlog.schedule(end)
         t0 = time.perf_counter()
         try:
-            self._run_chunks(end, progress)
+            with self.plugins.blaming():
+                self._run_chunks(end, progress)
         except DeadlockError as exc:
             self.deadlock = exc
             raise
@@ -614,7 +644,8 @@ class Simulation:
         from ibfabric.results import summarize
 
         s = summarize(self)
-        self.plugins.pm.hook.ibfabric_run_finished(simulation=self, summary=s)
+        with self.plugins.blaming():
+            self.plugins.pm.hook.ibfabric_run_finished(simulation=self, summary=s)
         return s
 
     def parameters_set(self) -> list[tuple[str, str]]:

@@ -38,12 +38,14 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ibfabric.checks import IbfabricWarning
 from ibfabric.errors import ConfigError, DeadlockError, IbfabricError
 
 __all__ = ["Sweep", "SweepReport", "execute", "Outcome"]
@@ -71,9 +73,6 @@ def execute(spec) -> Outcome:
     Never raises for a failure of the run itself: a user error, a deadlock or
     an internal error becomes the record's ``status`` and ``error``.
     """
-    from ibfabric.results import result_files, to_json
-    from ibfabric.simulation import Simulation
-
     t0 = time.perf_counter()
     record: dict[str, Any] = {
         "run_id": spec.run_id,
@@ -86,6 +85,15 @@ def execute(spec) -> Outcome:
         "config": spec.config(),
     }
     files: dict[str, str] = {}
+    with warnings.catch_warnings():  # they are in the run's summary.json ('warnings')
+        warnings.simplefilter("ignore", IbfabricWarning)
+        return _execute(spec, record, files, t0)
+
+
+def _execute(spec, record: dict, files: dict, t0: float) -> Outcome:
+    from ibfabric.results import result_files, to_json
+    from ibfabric.simulation import Simulation
+
     try:
         sim = Simulation(spec.topology_source(), overrides=list(spec.overrides), network=spec.network,
                          seed=spec.seed, warmup=spec.warmup)

@@ -31,12 +31,14 @@ import math
 import re
 
 __all__ = [
+    "MAX_DURATION_NS",
     "UNITS",
     "UnitError",
     "canonical_unit",
     "convert",
     "dimension",
     "format_quantity",
+    "parse_duration",
     "parse_quantity",
     "to_canonical",
 ]
@@ -170,6 +172,66 @@ def parse_quantity(text: str, expect: str | None = None) -> tuple[float, str | N
     if expect is not None and _lookup(expect)[0] != _lookup(unit)[0]:
         raise UnitError(f"'{text}' is a {_lookup(unit)[0]}, expected a {_lookup(expect)[0]} (like 1{expect})")
     return value, canon
+
+
+#: The longest duration accepted as a run time or warm-up, in ns (1000 s of simulated time).  Times
+#: are floats in ns: near 9e12 ns their resolution is a picosecond, too coarse for the byte times of
+#: fast links, and no simulation of a fabric gets anywhere near that far.
+MAX_DURATION_NS = 1e12
+
+
+def parse_duration(value: float | int | str, *, bare_unit: str | None = "ns") -> float:
+    """A duration in ns: finite, not negative, at most :data:`MAX_DURATION_NS`.
+
+    Parameters
+    ----------
+    value : float, int or str
+        A number (in *bare_unit*) or a quantity such as ``'200us'``.
+    bare_unit : str or None
+        The unit of a bare number (``'10'``); None makes a bare number an
+        error that asks for a unit, as the command line does.
+
+    Raises
+    ------
+    UnitError
+        If *value* is not a time, or is infinite, negative or too long.
+
+    Examples
+    --------
+    >>> parse_duration("1.5us"), parse_duration(20)
+    (1500.0, 20.0)
+    >>> parse_duration("10", bare_unit=None)
+    Traceback (most recent call last):
+    ...
+    ibfabric.units.UnitError: give a unit, e.g. 10us
+    """
+    if isinstance(value, bool):
+        raise UnitError(f"{value!r} is not a duration")
+    if isinstance(value, (int, float)):
+        if bare_unit is None:
+            raise UnitError(f"give a unit, e.g. {value}us")
+        try:
+            ns = convert(float(value), bare_unit, "ns")
+        except OverflowError:  # an int too large for a float
+            ns = math.inf
+    else:
+        text = str(value).strip()
+        num, unit = parse_quantity(text)
+        if unit is None:
+            if bare_unit is None:
+                raise UnitError(f"give a unit, e.g. {text}us")
+            ns = convert(num, bare_unit, "ns")
+        elif unit != "ns":
+            raise UnitError(f"'{text}' is a {dimension(unit)}, expected a time (like 1ns)")
+        else:
+            ns = num
+    if math.isnan(ns) or math.isinf(ns):
+        raise UnitError("not a finite duration")
+    if ns < 0:
+        raise UnitError("a duration cannot be negative")
+    if ns > MAX_DURATION_NS:
+        raise UnitError("longer than 1000s, the longest ibfabric simulates")
+    return ns
 
 
 def format_quantity(value: float, unit: str) -> str:

@@ -13,17 +13,23 @@ Built-ins (registered through the ``arbiters`` entry point):
     Every VL with a packet ready, in turn, one packet each.
 
 Each port gets its own arbiter object from the factory; the data path calls
-its ``select(ready)`` method once per packet sent (never a hook).
+its ``select(ready)`` method once per packet sent (never a hook).  The
+arbiter of a third-party plugin is wrapped in a :class:`CheckedArbiter`,
+which turns an exception or an invalid choice into a :class:`PluginError`
+naming the plugin; the built-in arbiters are called directly.
 """
 
 from __future__ import annotations
 
+import operator
+
 import attrs
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, IbfabricError, PluginError
 from ibfabric.plugins.manager import hookimpl
+from ibfabric.plugins.registry import one_line
 
-__all__ = ["ArbiterConfig", "IBAVLArbiter", "RoundRobinArbiter", "arbiter_for", "UNLIMITED"]
+__all__ = ["ArbiterConfig", "CheckedArbiter", "IBAVLArbiter", "RoundRobinArbiter", "arbiter_for", "UNLIMITED"]
 
 #: LimitOfHighPriority value meaning "no limit".
 UNLIMITED = 255
@@ -177,6 +183,43 @@ class RoundRobinArbiter:
         raise ValueError("round-robin arbiter called with no VL ready")
 
 
+class CheckedArbiter:
+    """A third-party arbiter whose every choice is checked (one extra call per packet sent).
+
+    :meth:`select` must return the index of a VL whose entry of *ready* is a
+    packet; anything else, or an exception, is a :class:`PluginError` that
+    names the arbiter, its plugin and the port.  Other attributes are the
+    wrapped arbiter's (``set_tables``, ``single_vl_trivial``...).
+    """
+
+    def __init__(self, arbiter, reg, where: str):
+        self.arbiter = arbiter
+        self._select = arbiter.select
+        self.what = f"{where}: VL arbiter '{reg.name}' (plugin '{reg.plugin}')"
+
+    def __getattr__(self, name: str):
+        return getattr(self.__dict__["arbiter"], name)
+
+    def select(self, ready: list) -> int:
+        try:
+            vl = self._select(ready)
+        except IbfabricError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"{self.what} raised {type(exc).__name__} in select(): {one_line(exc)}") from exc
+        if type(vl) is not int and not isinstance(vl, bool):
+            try:
+                vl = operator.index(vl)  # numpy integers
+            except TypeError:
+                pass
+        if type(vl) is not int or not 0 <= vl < len(ready) or ready[vl] is None:
+            waiting = [v for v, p in enumerate(ready) if p is not None]
+            raise PluginError(
+                f"{self.what}: select() returned {vl!r}, not one of the VLs with a packet ready {waiting}"
+            )
+        return vl
+
+
 def arbiter_for(node, port: int, nvl: int):
     """Build the arbiter of one port of *node* from its ``arbiter`` and ``vlArb*`` parameters."""
     from ibfabric.components.node import parse_vlarb
@@ -191,6 +234,8 @@ def arbiter_for(node, port: int, nvl: int):
     reg = node.sim.plugins.vl_arbiters.get(str(p["arbiter"]))
     cfg = ArbiterConfig(num_vls=nvl, high=high, low=low, limit_high=limit, port=where)
     arb = reg.create(cfg, where=where)
+    if not reg.builtin:
+        arb = CheckedArbiter(arb, reg, where)
     unserved = getattr(arb, "unserved", lambda: [])()
     if unserved:
         raise ConfigError(

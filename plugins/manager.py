@@ -9,19 +9,26 @@ Loading reads the ``ibfabric`` entry-point group (built-ins included), then
 registers the extra plugin objects, checks that every hook implementation
 matches a specification, and calls every contribution hook once, recording
 which plugin registered each name.
+
+An exception raised by a third-party plugin's code, while a simulation is
+built or runs, becomes a one-line :class:`PluginError` naming the plugin and
+the function that raised (:meth:`PluginSet.blaming`); one raised by
+ibfabric's own code keeps its traceback (it is a bug of ibfabric).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import types
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pluggy
 
-from ibfabric.errors import PluginError
+from ibfabric.errors import IbfabricError, PluginError
 
 from . import hookspecs
-from .registry import Registry
+from .registry import Registry, one_line
 
 __all__ = ["PluginSet", "ROLES", "hookimpl"]
 
@@ -131,7 +138,85 @@ class PluginSet:
                 except PluginError:
                     raise
                 except Exception as exc:
-                    raise PluginError(f"plugin '{pname}' raised in {hook_name}: {type(exc).__name__}: {exc}") from exc
+                    raise PluginError(
+                        f"plugin '{pname}' raised in {hook_name}: {type(exc).__name__}: {one_line(exc)}"
+                    ) from exc
+
+    @contextlib.contextmanager
+    def blaming(self) -> Iterator[None]:
+        """Turn an exception raised by a third-party plugin's code inside the block into a
+        one-line :class:`PluginError` naming the plugin and the function (see :meth:`blame`).
+        ibfabric's own errors, and exceptions no plugin code raised, pass unchanged."""
+        try:
+            yield
+        except IbfabricError:
+            raise
+        except Exception as exc:
+            err = self.blame(exc)
+            if err is None:
+                raise
+            raise err from exc
+
+    def blame(self, exc: BaseException) -> PluginError | None:
+        """A PluginError for *exc* if the innermost frame of its traceback that belongs to a
+        plugin's module is a third-party plugin's (not ibfabric's own), else None.
+
+        The message names the plugin, the function that raised (the hook or the strategy
+        method, such as ``StrictPriority.select``) and what it implements, when that is a
+        registered class or function: ``VL arbiter 'strict' (plugin 'demo') raised IndexError
+        in StrictPriority.select: list index out of range``.
+        """
+        owners = self._third_party_modules()
+        found = None
+        tb = exc.__traceback__
+        while tb is not None:
+            mod = tb.tb_frame.f_globals.get("__name__") or ""
+            owner = owners.get(mod)
+            while owner is None and "." in mod:
+                mod = mod.rpartition(".")[0]
+                owner = owners.get(mod + ".*")
+            if owner is not None:
+                found = (owner, tb.tb_frame.f_code)
+            tb = tb.tb_next
+        if found is None:
+            return None
+        plugin, code = found
+        where = getattr(code, "co_qualname", code.co_name)
+        what = f"plugin '{plugin}'"
+        for attr, (_, role) in ROLES.items():
+            for reg in getattr(self, attr):
+                qual = getattr(reg.obj, "__qualname__", None)
+                if reg.plugin == plugin and qual and (where == qual or where.startswith(qual + ".")):
+                    what = f"{role} '{reg.name}' ({what})"
+        return PluginError(f"{what} raised {type(exc).__name__} in {where}: {one_line(exc)}")
+
+    def _third_party_modules(self) -> dict[str, str]:
+        """Module name -> plugin name for the code of plugins not shipped with ibfabric: each
+        plugin's module (``'pkg.*'`` for all of a package's modules) and those of the objects it
+        registered."""
+        cached = getattr(self, "_owners", None)
+        if cached is not None:
+            return cached
+        owners: dict[str, str] = {}
+
+        def add(mod: str | None, plugin: str) -> None:
+            if mod and mod != "ibfabric" and not mod.startswith("ibfabric."):
+                owners.setdefault(mod, plugin)
+
+        for name, plugin in self.pm.list_name_plugin():
+            if plugin is None:  # blocked
+                continue
+            if isinstance(plugin, types.ModuleType):
+                add(plugin.__name__, name)
+                if hasattr(plugin, "__path__"):  # a package: every module in it
+                    add(plugin.__name__ + ".*", name)
+            else:
+                add(type(plugin).__module__, name)
+        for attr in ROLES:
+            for reg in getattr(self, attr):
+                add(getattr(reg.obj, "__module__", None), reg.plugin)
+        self._owners = owners
+        return owners
 
     def distribution(self, plugin_name: str) -> str | None:
         """'dist==version' of the package that provides a plugin, if it came from an entry point."""

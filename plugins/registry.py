@@ -9,7 +9,7 @@ import attrs
 
 from ibfabric.errors import PluginError
 
-__all__ = ["Registration", "Registry", "UnknownName"]
+__all__ = ["Registration", "Registry", "UnknownName", "one_line"]
 
 
 class UnknownName(PluginError):
@@ -42,8 +42,15 @@ class Registration:
         except Exception as exc:
             at = f"{where}: " if where else ""
             raise PluginError(
-                f"{at}{self.role or 'plugin'} '{self.name}' (plugin '{self.plugin}') raised {type(exc).__name__}: {exc}"
+                f"{at}{self.role or 'plugin'} '{self.name}' (plugin '{self.plugin}') raised {type(exc).__name__}:"
+                f" {one_line(exc)}"
             ) from exc
+
+    @property
+    def builtin(self) -> bool:
+        """Whether the implementation is ibfabric's own (its code is in the ``ibfabric`` package)."""
+        mod = getattr(self.obj, "__module__", None) or ""
+        return mod == "ibfabric" or mod.startswith("ibfabric.")
 
 
 class Registry:
@@ -92,3 +99,8 @@ class Registry:
 
     def names(self) -> list[str]:
         return sorted(self._items)
+
+
+def one_line(exc: BaseException) -> str:
+    """The message of *exc* on one line (its lines joined with '; '; the type's name if empty)."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__

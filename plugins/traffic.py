@@ -18,15 +18,23 @@ Built-ins (registered through the ``traffic`` entry point):
     is uniform (Martínez et al. 2003 §5.1 use 5, 10 and 20 %).
 
 Arrival processes (Poisson or constant rate) and loads are properties of the
-sources, not of the pattern: see the HCA's ``arrival`` and ``load``.
+sources, not of the pattern: see the HCA's ``arrival`` and ``load``.  A
+pattern whose :meth:`~TrafficPattern.active` leaves sources idle lowers the
+offered load below the configured one: the simulation warns, giving the
+pattern's :attr:`~TrafficPattern.idle_reason` (:mod:`ibfabric.checks`).
+
+A third-party pattern is wrapped in a :class:`CheckedPattern`: an exception
+in its methods, or a destination that is not an endpoint index, is a
+:class:`PluginError` naming it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, IbfabricError, PluginError
 from ibfabric.plugins.manager import hookimpl
+from ibfabric.plugins.registry import one_line
 
 __all__ = [
     "TrafficPattern",
@@ -35,6 +43,8 @@ __all__ = [
     "Transpose",
     "Shuffle",
     "HotSpot",
+    "CheckedPattern",
+    "checked",
 ]
 
 
@@ -53,6 +63,8 @@ class TrafficPattern:
 
     name = "pattern"
     option_names: tuple[str, ...] = ()
+    #: Why :meth:`active` is False for some sources (the warning about the lower offered load says it).
+    idle_reason = "the pattern gives them no destination"
 
     def __init__(self, num_hosts: int, options: dict[str, str] | None = None, rng: np.random.Generator | None = None):
         if num_hosts < 2:
@@ -88,6 +100,8 @@ class Uniform(TrafficPattern):
 
 class Permutation(TrafficPattern):
     """A fixed destination per source, from a permutation of the index bits."""
+
+    idle_reason = "their image is themselves, or no endpoint when the number of endpoints is not a power of two"
 
     def __init__(self, num_hosts, options=None, rng=None):
         super().__init__(num_hosts, options, rng)
@@ -168,6 +182,49 @@ class HotSpot(TrafficPattern):
         if src != self.hotspot:
             d[rng.random(n) < self.fraction] = self.hotspot
         return d
+
+
+class CheckedPattern:
+    """A third-party traffic pattern whose answers are checked (once per batch of draws).
+
+    Other attributes are the wrapped pattern's.
+    """
+
+    def __init__(self, pattern, reg, num_hosts: int):
+        self.pattern = pattern
+        self.num_hosts = num_hosts
+        self.what = f"traffic pattern '{reg.name}' (plugin '{reg.plugin}')"
+
+    def __getattr__(self, name: str):
+        return getattr(self.__dict__["pattern"], name)
+
+    def _call(self, method: str, *args):
+        try:
+            return getattr(self.pattern, method)(*args)
+        except IbfabricError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"{self.what} raised {type(exc).__name__} in {method}(): {one_line(exc)}") from exc
+
+    def active(self, src: int) -> bool:
+        return bool(self._call("active", src)) if hasattr(self.pattern, "active") else True
+
+    def destinations(self, src: int, rng: np.random.Generator, n: int) -> np.ndarray:
+        d = np.asarray(self._call("destinations", src, rng, n))
+        if d.shape != (n,) or d.dtype.kind not in "iu":
+            raise PluginError(f"{self.what}: destinations() returned {d.dtype} values of shape {d.shape},"
+                              f" not {n} endpoint indices")
+        bad = (d < -1) | (d >= self.num_hosts)
+        if bad.any():
+            raise PluginError(f"{self.what}: destinations() returned {int(d[bad][0])} for source {src}, not an"
+                              f" endpoint index 0..{self.num_hosts - 1} (or -1: send nothing)")
+        return d
+
+
+def checked(reg, pattern, num_hosts: int):
+    """*pattern* as a simulation of *num_hosts* endpoints uses it: a built-in one as is, a
+    third-party one in a :class:`CheckedPattern`."""
+    return pattern if reg.builtin else CheckedPattern(pattern, reg, num_hosts)
 
 
 @hookimpl

@@ -3,18 +3,23 @@
 Each command lives in its own module with two functions,
 ``add_parser(subparsers)`` and ``run(args) -> int``.  Library errors become
 one-line messages here, at the boundary, with exit status 2; nothing a user
-can get wrong prints a traceback.
+can get wrong prints a traceback.  Warnings of the library
+(:class:`ibfabric.checks.IbfabricWarning`) print as one line each,
+``ibfabric: warning: ...``, on stderr, as they are given.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 from ibfabric.errors import DeadlockError, IbfabricError
+from ibfabric.plugins.registry import one_line
 
 __all__ = ["main", "COMMANDS"]
 
@@ -56,12 +61,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        with _warnings_as_lines():
+            return int(args._run(args) or 0)
     except DeadlockError as exc:
-        print(f"ibfabric: deadlock: {exc}", file=sys.stderr)
+        print(f"ibfabric: deadlock: {one_line(exc)}", file=sys.stderr)
         return 1
     except IbfabricError as exc:
-        print(f"ibfabric: error: {exc}", file=sys.stderr)
+        print(f"ibfabric: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except FileNotFoundError as exc:
         print(f"ibfabric: error: {exc.filename or exc}: no such file", file=sys.stderr)
@@ -74,6 +80,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout goes to /dev/null so that flushing it at exit raises nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Print every IbfabricWarning as ``ibfabric: warning: message`` (other warnings as Python does)."""
+    from ibfabric.checks import IbfabricWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", IbfabricWarning)  # a simulation gives each message once
+        show = warnings.showwarning
+
+        def showwarning(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, IbfabricWarning):
+                print(f"ibfabric: warning: {one_line(message)}", file=sys.stderr)
+            else:
+                show(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = showwarning
+        yield
 
 
 if __name__ == "__main__":  # pragma: no cover

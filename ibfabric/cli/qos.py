@@ -11,6 +11,7 @@ and the QoS part of ``ibfabric run --traffic cbr``.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from ibfabric.errors import ConfigError
@@ -51,9 +52,9 @@ def _rate_text(rate: float) -> str:
 
 
 def _frame(args) -> int:
-    from ibfabric.components.qos import SLOTS_PER_FRAME, frame_time, link_rate_of
+    from ibfabric.components.qos import SLOTS_PER_FRAME, frame_time
 
-    rate = link_rate_of(args.link)
+    rate = _link_rate(args.link)
     print(f"link rate        {_rate_text(rate)}")
     print(f"slots per frame  {SLOTS_PER_FRAME} (64 entries x 255 units of 64 bytes)")
     print(f"T_frame          {frame_time(rate) / 1e6:.6f} ms")
@@ -63,14 +64,30 @@ def _frame(args) -> int:
 def _bandwidth(text: str) -> float:
     from ibfabric.components.qos import parse_rate
 
-    return parse_rate(text, "bandwidth", "give a rate such as 64Mbps")
+    return _finite(parse_rate(text, "bandwidth", "give a rate such as 64Mbps"), "--bandwidth", text)
+
+
+def _link_rate(text: str) -> float:
+    from ibfabric.components.qos import link_rate_of
+
+    return _finite(link_rate_of(text), "--link", text)
+
+
+def _finite(rate: float, option: str, text: str) -> float:
+    if not math.isfinite(rate):
+        raise ConfigError(f"{option} {text}: not a finite rate")
+    return rate
 
 
 def _slots(args) -> int:
-    from ibfabric.components.qos import SLOTS_PER_FRAME, ClassMap, category, frame_time, link_rate_of, slots_for
+    from ibfabric.components.qos import LINK_RATES, SLOTS_PER_FRAME, ClassMap, category, frame_time, slots_for
 
     bw = _bandwidth(args.bandwidth)
-    rate = link_rate_of(args.link)
+    rate = _link_rate(args.link)
+    if bw > rate:
+        link = f"a {args.link.strip().lower()} link" if args.link.strip().lower() in LINK_RATES else "the link"
+        raise ConfigError(f"--bandwidth {args.bandwidth} exceeds the data rate of {link} ({_rate_text(rate)}):"
+                          " a connection can reserve at most every slot of the frame")
     n = slots_for(bw, rate)
     exact = bw / rate * SLOTS_PER_FRAME
     cat = category(bw)

@@ -185,6 +185,8 @@ def resolve_switch(fabric: FabricGraph, value: Any, what: str = "root") -> int:
     text = str(value).strip()
     node = -1
     if text.isdigit():
+        if len(text) > 6:  # no LID has more digits (and int() refuses past 4300 of them)
+            raise ConfigError(f"{what} '{text[:20]}{'...' if len(text) > 20 else ''}': no endpoint has that LID")
         lid = int(text)
         if 0 < lid <= fabric.max_lid and fabric.lid_owner[lid] >= 0:
             node = int(fabric.ep_node[fabric.lid_owner[lid]])

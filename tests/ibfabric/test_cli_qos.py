@@ -82,5 +82,6 @@ class TestRunCbr:
         (["--traffic", "cbr", "--set", "**.numVLs=4"], "set '**.numVLs = 10'"),
     ])
     def test_errors(self, capsys, argv, msg):
-        code, out, err = run(capsys, "run", FIG1, "--time", "10us", *argv)
-        assert code == 2 and msg in err and len(err.strip().splitlines()) == 1
+        code, out, err = run(capsys, "run", FIG1, "--time", "12us", *argv)
+        errors = [line for line in err.splitlines() if not line.startswith("ibfabric: warning: ")]  # minhop's cycle
+        assert code == 2 and msg in err and len(errors) == 1
