@@ -293,6 +293,10 @@ class Experiment:
             raise toml_error(exc, text, filename, ExperimentError) from None
         except RecursionError:
             raise ExperimentError(f"{filename}:1:1: values nested too deeply") from None
+        except ValueError:  # an integer of more digits than Python converts (4300)
+            m = re.search(r"\d{4300,}", text)
+            line, col = (text.count("\n", 0, m.start()) + 1, m.start() - text.rfind("\n", 0, m.start())) if m else (1, 1)
+            raise ExperimentError(f"{filename}:{line}:{col}: a number of more than 4300 digits is out of range") from None
         return cls(data, Locator(text, filename), base_dir, path)
 
     # ------------------------------------------------------------ reading

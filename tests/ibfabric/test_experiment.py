@@ -446,3 +446,8 @@ def test_runspec_is_a_frozen_value():
     assert isinstance(run, RunSpec) and hash(run) == hash(load(HEAD).runs()[0])
     with pytest.raises(AttributeError):
         run.seed = 3
+
+
+def test_an_integer_too_long_for_python_is_located():
+    with pytest.raises(ExperimentError, match=r"^f\.toml:3:8: a number of more than 4300 digits is out of range$"):
+        Experiment.from_text('[experiment]\nname = "x"\nseed = ' + "9" * 5000 + "\n", "f.toml")
