@@ -254,9 +254,12 @@ class TxPort(salabim.Component):
 
     def run_step(self, now: float) -> float:
         self.running = True
+        sent, busy = self.sent, self.busy_until
         t = self.step(now)
         self.running = False
         if self.check:
+            if self.sent != sent and now < busy:
+                raise AssertionError(f"{self.name_} started a packet at {now} while sending until {busy}")
             self.node.sim.audit_ports()
         return t
 
@@ -298,6 +301,9 @@ class TxPort(salabim.Component):
 
     def step(self, now: float) -> float:
         """Do what can be done at *now*; return when to look again (INF: when poked)."""
+        if now < self.busy_until:
+            # a wake-up that an early runner overtook: the link is still sending its packet
+            return self.busy_until
         end = self.try_send(now)
         if end is not None:
             self.busy_until = end

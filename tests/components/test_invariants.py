@@ -1,7 +1,8 @@
 """Every data-path invariant, checked at every event on varied scenarios.
 
 ``check=True`` asserts, at every transmission, the credit invariant of the
-link and VL it used, and after every decision of any port that no sleeping
+link and VL it used, that a link starts a packet only once the previous one
+has left it, and after every decision of any port that no sleeping
 port could send a packet right now (no missed wake-up).  These scenarios mix
 multiple VLs and SLs, segmentation, output buffers, speedup, small buffers
 and every traffic pattern.
