@@ -17,7 +17,7 @@ search runs the experiment at chosen offered loads:
 - the **saturation throughput** is the largest accepted load of any probe,
   and the **saturation load** is the bracket.  Past saturation accepted
   load may stay level or fall (head-of-line blocking spreads a congestion
-  tree: on ``irregular16`` with input-queued switches it falls from 0.158 to
+  tree: on ``irregular16`` with input-queued switches it falls from 0.157 to
   about 0.10), so the peak, reached next to the saturation load, is the
   throughput the papers read off their curves.
 
