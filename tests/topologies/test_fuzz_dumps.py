@@ -117,12 +117,13 @@ class TestIbnetdiscoverDumps:
             assert len(g.nodes) >= 1 and g.max_lid <= 0xBFFF
 
 
-class TestOpenSMDumps:
-    @pytest.fixture(scope="class")
-    def fabrics(self):
-        """Each dump's fabric, with the dump's own LIDs and GUIDs."""
-        return {name: with_dump_identity(FABRICS[name.split(".")[0]], data.decode()) for name, data in DUMPS.items()}
+@pytest.fixture(scope="module")
+def fabrics():
+    """Each dump's fabric, with the dump's own LIDs and GUIDs."""
+    return {name: with_dump_identity(FABRICS[name.split(".")[0]], data.decode()) for name, data in DUMPS.items()}
 
+
+class TestOpenSMDumps:
     @given(mutated(DUMPS))
     @SETTINGS
     def test_parse_and_read(self, fabrics, sample):
