@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ibfabric.errors import ConfigError, TopologyError
+from ibfabric.errors import ConfigError, TopologyError, utf8_error_at
 
 from .rates import LANE_SIGNALLING, WIDTHS
 
@@ -312,8 +312,6 @@ def read_text(path: str | PathLike, error: type = TopologyError) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        head = data[: exc.start]
-        line = head.count(b"\n") + 1
-        col = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
-        raise error(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{data[exc.start]:02x}); is this the right file?") from None
+        line, col, byte = utf8_error_at(data, exc)
+        raise error(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{byte:02x}); is this the right file?") from None
 

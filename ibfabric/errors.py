@@ -12,6 +12,7 @@ __all__ = [
     "IbfabricError",
     "PluginError",
     "TopologyError",
+    "utf8_error_at",
 ]
 
 
@@ -42,3 +43,11 @@ class DeadlockError(IbfabricError):
         super().__init__(message)
         self.cycle = cycle or []
         self.time = time
+
+
+def utf8_error_at(data: bytes, exc: UnicodeDecodeError) -> tuple[int, int, int]:
+    """``(line, column, byte)`` of the first byte of *data* that is not UTF-8 (1-based, as in messages)."""
+    head = data[: exc.start]
+    line = head.count(b"\n") + 1
+    column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    return line, column, data[exc.start]

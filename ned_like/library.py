@@ -27,6 +27,7 @@ from pathlib import Path
 
 import attrs
 
+from ibfabric.errors import utf8_error_at
 from ibfabric.ned_like import ast
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.model import Location
@@ -61,11 +62,9 @@ def read_source(path: str | os.PathLike) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        head = data[: e.start]
-        line = head.count(b"\n") + 1
-        column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        line, column, byte = utf8_error_at(data, e)
         raise NedError(
-            f"not UTF-8 text (byte 0x{data[e.start]:02x}); .ned files must be UTF-8", Location(str(path), line, column)
+            f"not UTF-8 text (byte 0x{byte:02x}); .ned files must be UTF-8", Location(str(path), line, column)
         ) from None
 
 
