@@ -99,6 +99,10 @@ class CbrSource:
             heapq.heapreplace(heap, (phase[i] + (k + 1) * iat[i], i))
         self.next_time = heap[0][0] if heap and heap[0][0] <= stop else INF
 
+    def next_after(self, now: float) -> float:
+        """Never held back: the next packet after *now* (see :class:`MergedSource`)."""
+        return self.next_time if self.next_time > now else INF
+
     def pending(self, now: float) -> tuple[int, int]:
         """``(packets, bytes created in the measurement window)`` due by *now* but not created yet."""
         lim = min(now, self.sim.traffic_stop)
@@ -143,24 +147,29 @@ def _first_index(phase: float, iat: float, t: float) -> int:
 class MergedSource:
     """Two or more traffic sources on one HCA port (CBR connections and pattern traffic).
 
-    Every source is made to create its messages on time (``lazy = False``):
-    a lazy source held back by a full send queue keeps a ``next_time`` in
-    the past, which the HCA reads as "nothing new until the queue drains" and
-    which would hide the other sources' next messages from it.  An overloaded
-    pattern source merged with connections therefore grows its send queue
-    for as long as it runs.
+    Each source keeps its own laziness: CBR sources create every packet on
+    time, a pattern source may be held back by a full send queue (its
+    ``next_time`` then lies in the past).  :meth:`next_after` gives the HCA
+    the next message of the sources that are not held back, so a held-back
+    pattern source hides no connection's packet, and an overloaded pattern
+    source merged with connections keeps its send queue bounded.
     """
-
-    lazy = False
 
     def __init__(self, *sources):
         self.sources = list(sources)
-        for s in self.sources:
-            s.lazy = False
 
     @property
     def next_time(self) -> float:
         return min(s.next_time for s in self.sources)
+
+    def next_after(self, now: float) -> float:
+        """The next message due after *now* of a source that is not held back."""
+        t = INF
+        for s in self.sources:
+            u = s.next_time if s.next_time > now else s.next_after(now)
+            if u < t:
+                t = u
+        return t
 
     def materialize(self, now: float) -> None:
         for s in self.sources:
@@ -174,6 +183,10 @@ class MergedSource:
             pk += a
             nb += b
         return pk, nb
+
+    def pending_estimate(self, now: float) -> float:
+        return sum(s.pending_estimate(now) if hasattr(s, "pending_estimate") else s.pending(now)[0]
+                   for s in self.sources)
 
 
 class QosNetwork:

@@ -103,14 +103,18 @@ class TestSplitSource:
         assert loads == pytest.approx([0.2] * 4, rel=0.02)
         assert sum(loads) == pytest.approx(0.8, rel=0.01)
 
-    def test_not_lazy_when_merged(self):
-        # MergedSource (CBR connections beside pattern traffic) makes every source create on time
+    def test_stays_lazy_when_merged(self):
+        # MergedSource (CBR connections beside pattern traffic) keeps every source's laziness and
+        # looks past a held-back one (tests/components/test_qos_sim.py runs it)
         from ibfabric.components.cbr import MergedSource
 
         sim = four_sls(CHAIN)
         split = sim.module("a").tx[1].source
-        MergedSource(split)
-        assert not split.lazy and not any(p.lazy for p in split.parts)
+        merged = MergedSource(split)
+        assert split.lazy and all(p.lazy for p in split.parts)
+        assert merged.next_time == split.next_time
+        now = split.next_time
+        assert merged.next_after(now) == split.next_after(now)
 
 
 class TestBoundedBacklog:
