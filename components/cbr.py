@@ -30,6 +30,7 @@ import numpy as np
 from ibfabric.errors import ConfigError
 from ibfabric.kernel import module_rng
 
+from .hca import pending_of
 from .packet import Packet
 from .qos import PAPER_RANGES, Admission, ClassMap, Connection, Establishment, Rejection, establish
 
@@ -102,6 +103,10 @@ class CbrSource:
     def next_after(self, now: float) -> float:
         """Never held back: the next packet after *now* (see :class:`MergedSource`)."""
         return self.next_time if self.next_time > now else INF
+
+    def pending_estimate(self, now: float) -> float:
+        """The exact count: O(connections), cheap enough for the backlog samples."""
+        return float(self.pending(now)[0])
 
     def pending(self, now: float) -> tuple[int, int]:
         """``(packets, bytes created in the measurement window)`` due by *now* but not created yet."""
@@ -177,16 +182,10 @@ class MergedSource:
                 s.materialize(now)
 
     def pending(self, now: float) -> tuple[int, int]:
-        pk = nb = 0
-        for s in self.sources:
-            a, b = s.pending(now)
-            pk += a
-            nb += b
-        return pk, nb
+        return pending_of(self.sources, now)
 
     def pending_estimate(self, now: float) -> float:
-        return sum(s.pending_estimate(now) if hasattr(s, "pending_estimate") else s.pending(now)[0]
-                   for s in self.sources)
+        return sum(s.pending_estimate(now) for s in self.sources)
 
 
 class QosNetwork:

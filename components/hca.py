@@ -522,7 +522,7 @@ class SplitSource:
 
     @property
     def lazy(self) -> bool:
-        """False: every message is created on time (as :class:`~.cbr.MergedSource` needs)."""
+        """False: every message is created on time (each SL's source, set together)."""
         return self._lazy
 
     @lazy.setter
@@ -553,15 +553,20 @@ class SplitSource:
         return t
 
     def pending(self, now: float) -> tuple[int, int]:
-        packets = nbytes = 0
-        for p in self.parts:
-            a, b = p.pending(now)
-            packets += a
-            nbytes += b
-        return packets, nbytes
+        return pending_of(self.parts, now)
 
     def pending_estimate(self, now: float) -> float:
         return sum(p.pending_estimate(now) for p in self.parts)
+
+
+def pending_of(sources, now: float) -> tuple[int, int]:
+    """The summed :meth:`TrafficSource.pending` of several sources."""
+    packets = nbytes = 0
+    for src in sources:
+        a, b = src.pending(now)
+        packets += a
+        nbytes += b
+    return packets, nbytes
 
 
 class HCA(IBNode):
