@@ -29,6 +29,7 @@ import numpy as np
 
 from ibfabric.errors import ConfigError
 from ibfabric.kernel import module_rng
+from ibfabric.qos_metrics import ConnectionStats
 
 from .hca import pending_of
 from .packet import Packet
@@ -244,7 +245,15 @@ class QosNetwork:
         self.busy_at_end: dict[str, float] | None = None
         self.summary_options: dict[str, Any] = {}
         sim.qos = self
-        sim.stats.keep_log()  # per-connection delay and jitter need every delivery
+        #: Per-connection sums of the deliveries folded out of the log on a long run.
+        self.folded: ConnectionStats | None = None
+        sim.stats.fold_hooks.append(self._fold)
+
+    def _fold(self, log: dict, now: float) -> None:
+        """Add the complete deliveries of *log*, about to be folded out of it, to :attr:`folded`."""
+        if self.folded is None:
+            self.folded = ConnectionStats(self.sim.warmup, self.window_end, self.summary_options.get("deadline", 0.5))
+        self.folded.add(log, {c.id: c.iat for c in self.connections}, now)
 
     # ------------------------------------------------------------- set-up
 

@@ -33,6 +33,7 @@ the time the metrics are computed.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.components.cbr import QosNetwork
     from ibfabric.components.qos import Connection
 
-__all__ = ["DELAY_FRACTIONS", "DELAY_LABELS", "JITTER_LABELS", "connection_stats", "qos_metrics", "qos_summary",
+__all__ = ["DELAY_FRACTIONS", "DELAY_LABELS", "JITTER_LABELS", "ConnectionStats", "connection_stats", "qos_metrics", "qos_summary",
            "utilisation"]
 
 #: Delay thresholds of Fig. 8, in IAT units.
@@ -60,55 +61,141 @@ def _jitter_bins(j: np.ndarray) -> np.ndarray:
     return 4 + np.where(j < 0, -mag, mag)
 
 
+class ConnectionStats:
+    """Per-connection sums of a delivery log, added one chunk at a time.
+
+    What lets a QoS run keep bounded memory: every metric of
+    :func:`qos_metrics` is a per-connection count, sum or maximum, so the
+    delivery log can be folded into one of these as it grows
+    (:meth:`ibfabric.stats.PacketStats.fold`) and the rest of the log added
+    at the end.  Jitter pairs consecutive packets of a connection; the last
+    packet of each connection is carried from one chunk to the next, so a
+    pair is lost only if a connection's packets are delivered out of
+    creation order across a fold (never with deterministic routing).
+
+    Parameters
+    ----------
+    t0, t_end : float
+        Packets created in ``[t0, t_end]`` are measured (``t_end=None``: no end).
+    deadline : float
+        The deadline, in IAT units, of the ``on_time`` counts.
+    """
+
+    _N = len(JITTER_LABELS)
+
+    def __init__(self, t0: float = 0.0, t_end: float | None = None, deadline: float = 0.5):
+        self.t0 = t0
+        self.t_end = t_end
+        self.deadline = deadline
+        self.row: dict[int, int] = {}  # connection id -> row of the arrays
+        self.packets = np.zeros(0)
+        self.bytes = np.zeros(0)
+        self.under = np.zeros((0, len(DELAY_FRACTIONS)))
+        self.on_time = np.zeros(0)
+        self.delay_sum = np.zeros(0)
+        self.delay_max = np.zeros(0)
+        self.jitter = np.zeros((0, self._N))
+        self.last_created = np.zeros(0)  # creation time and delay of each connection's latest packet
+        self.last_delay = np.zeros(0)
+
+    def _rows(self, ids: np.ndarray) -> np.ndarray:
+        for i in ids.tolist():
+            if i not in self.row:
+                self.row[i] = len(self.row)
+        n = len(self.row)
+        grow = n - len(self.packets)
+        if grow > 0:
+            for name in ("packets", "bytes", "on_time", "delay_sum", "delay_max"):
+                setattr(self, name, np.concatenate([getattr(self, name), np.zeros(grow)]))
+            self.under = np.concatenate([self.under, np.zeros((grow, len(DELAY_FRACTIONS)))])
+            self.jitter = np.concatenate([self.jitter, np.zeros((grow, self._N))])
+            self.last_created = np.concatenate([self.last_created, np.full(grow, np.nan)])
+            self.last_delay = np.concatenate([self.last_delay, np.full(grow, np.nan)])
+        return np.array([self.row[i] for i in ids.tolist()], dtype=np.int64)
+
+    def add(self, log: Mapping[str, np.ndarray], iat: Mapping[int, float], now: float) -> "ConnectionStats":
+        """Add the packets of *log* delivered by *now* whose ``flow`` is a connection of *iat*
+        (connection id -> inter-arrival time, ns)."""
+        ids = np.array(sorted(iat), dtype=np.int64)
+        n = len(ids)
+        flow = log["flow"]
+        created = log["created"]
+        delivered = log["delivered_at"]
+        if n == 0 or len(flow) == 0:
+            return self
+        pos = np.minimum(np.searchsorted(ids, flow), n - 1)
+        keep = (ids[pos] == flow) & (created >= self.t0) & (delivered <= now)
+        if self.t_end is not None:
+            keep &= created <= self.t_end
+        if not keep.any():
+            return self
+        present = np.unique(pos[keep])
+        rows = self._rows(ids[present])
+        idx = rows[np.searchsorted(present, pos[keep])]
+        iat_present = np.array([iat[i] for i in ids[present].tolist()])
+        iat_of = iat_present[np.searchsorted(present, pos[keep])]
+        c_t = created[keep]
+        d = (delivered[keep] - c_t) / iat_of
+        m = len(self.row)
+        self.packets += np.bincount(idx, minlength=m)
+        self.bytes += np.bincount(idx, weights=log["size"][keep], minlength=m)
+        for k, f in enumerate(DELAY_FRACTIONS):
+            self.under[:, k] += np.bincount(idx, weights=(d <= f), minlength=m)
+        self.on_time += np.bincount(idx, weights=(d <= self.deadline), minlength=m)
+        self.delay_sum += np.bincount(idx, weights=d, minlength=m)
+        np.maximum.at(self.delay_max, idx, d)
+        # jitter: consecutive packets of one connection (created exactly one IAT apart), with each
+        # connection's latest packet of the previous chunks in front of this chunk's
+        had = ~np.isnan(self.last_created[rows])
+        carried = rows[had]
+        cat = np.concatenate
+        ji = cat([carried, idx])
+        jc = cat([self.last_created[carried], c_t])
+        jd = cat([self.last_delay[carried], d])
+        jiat = cat([iat_present[had], iat_of])
+        o = np.lexsort((jc, ji))
+        si, sc, sd, sa = ji[o], jc[o], jd[o], jiat[o]
+        if len(si) > 1:
+            same = si[1:] == si[:-1]
+            gap = (sc[1:] - sc[:-1]) / sa[1:]
+            pair = same & (np.abs(gap - 1.0) < 1e-6)
+            np.add.at(self.jitter, (si[1:][pair], _jitter_bins((sd[1:] - sd[:-1])[pair])), 1)
+        last = np.ones(len(si), dtype=bool)
+        last[:-1] = si[1:] != si[:-1]
+        self.last_created[si[last]] = sc[last]
+        self.last_delay[si[last]] = sd[last]
+        return self
+
+    def copy(self) -> "ConnectionStats":
+        return copy.deepcopy(self)
+
+    def result(self, connections: Sequence["Connection"]) -> dict[str, np.ndarray]:
+        """Per-connection arrays in the order of *connections*: ``packets``, ``bytes``, ``under``
+        (packets, shape (connections, thresholds): delay <= each of :data:`DELAY_FRACTIONS` IAT),
+        ``on_time`` (packets within the deadline), ``delay_sum``, ``delay_mean`` and ``delay_max``
+        (IAT units), ``jitter`` (pairs per interval, shape (connections, 9))."""
+        n = len(connections)
+        rows = np.array([self.row.get(c.id, -1) for c in connections], dtype=np.int64)
+        has = rows >= 0
+        out: dict[str, np.ndarray] = {}
+        for name in ("packets", "bytes", "on_time", "delay_sum", "delay_max", "under", "jitter"):
+            a = getattr(self, name)
+            v = np.zeros((n,) + a.shape[1:])
+            v[has] = a[rows[has]]
+            out[name] = v
+        packets = out["packets"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["delay_mean"] = np.where(packets > 0, out["delay_sum"] / np.maximum(packets, 1), np.nan)
+        out["delay_max"] = np.where(packets > 0, out["delay_max"], np.nan)
+        return out
+
+
 def connection_stats(log: Mapping[str, np.ndarray], connections: Sequence["Connection"], t0: float, t1: float,
                      now: float, deadline: float = 0.5) -> dict[str, np.ndarray]:
-    """Per-connection arrays (in the order of *connections*) and the per-packet data behind them.
-
-    Returns a dict with ``packets``, ``bytes``, ``under`` (packets, shape
-    (connections, thresholds): delay <= each of :data:`DELAY_FRACTIONS` IAT),
-    ``on_time`` (packets within *deadline* IAT), ``delay_mean`` and
-    ``delay_max`` (IAT units), ``jitter`` (pairs per interval, shape
-    (connections, 9)), and the packets' ``index`` (into *connections*) and
-    ``delay`` (IAT units).
-    """
-    n = len(connections)
-    ids = np.array([c.id for c in connections], dtype=np.int64)
-    iat = np.array([c.iat for c in connections], dtype=float)
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    flow = log["flow"]
-    created = log["created"]
-    delivered = log["delivered_at"]
-    pos = np.searchsorted(sorted_ids, flow)
-    pos_c = np.minimum(pos, max(n - 1, 0))
-    known = (pos < n) & (sorted_ids[pos_c] == flow) if n else np.zeros(len(flow), dtype=bool)
-    keep = known & (created >= t0) & (created <= t1) & (delivered <= now)
-    idx = order[pos_c[keep]]
-    c_t = created[keep]
-    d = (delivered[keep] - c_t) / iat[idx]
-    size = log["size"][keep]
-    packets = np.bincount(idx, minlength=n)
-    nbytes = np.bincount(idx, weights=size, minlength=n)
-    under = np.stack([np.bincount(idx, weights=(d <= f), minlength=n) for f in DELAY_FRACTIONS], axis=1) \
-        if n else np.zeros((0, len(DELAY_FRACTIONS)))
-    on_time = np.bincount(idx, weights=(d <= deadline), minlength=n)
-    dsum = np.bincount(idx, weights=d, minlength=n)
-    dmax = np.zeros(n)
-    np.maximum.at(dmax, idx, d)
-    # jitter: consecutive packets of one connection (created exactly one IAT apart)
-    o = np.lexsort((c_t, idx))
-    si, sc, sd = idx[o], c_t[o], d[o]
-    jit = np.zeros((n, len(JITTER_LABELS)))
-    if len(si) > 1:
-        same = si[1:] == si[:-1]
-        gap = (sc[1:] - sc[:-1]) / iat[si[1:]]
-        pair = same & (np.abs(gap - 1.0) < 1e-6)
-        j = (sd[1:] - sd[:-1])[pair]
-        np.add.at(jit, (si[1:][pair], _jitter_bins(j)), 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(packets > 0, dsum / np.maximum(packets, 1), np.nan)
-    return {"packets": packets, "bytes": nbytes, "under": under, "on_time": on_time, "delay_mean": mean,
-            "delay_max": np.where(packets > 0, dmax, np.nan), "jitter": jit, "index": idx, "delay": d}
+    """:meth:`ConnectionStats.result` of a whole delivery log: packets created in ``[t0, t1]``,
+    delivered by *now*."""
+    acc = ConnectionStats(t0, t1, deadline)
+    return acc.add(log, {c.id: c.iat for c in connections}, now).result(connections)
 
 
 def _shares(counts: np.ndarray, total: float, labels: Sequence[str]) -> dict[str, float | None]:
@@ -127,6 +214,7 @@ def qos_metrics(
     deadline: float = 0.5,
     min_packets: int = 1,
     per_connection: bool = True,
+    folded: ConnectionStats | None = None,
 ) -> dict[str, Any]:
     """Per-SL (and per-connection) QoS metrics of a delivery log (see the module docstring).
 
@@ -151,11 +239,16 @@ def qos_metrics(
         Fewest measured packets a connection needs to be a best or worst one.
     per_connection : bool
         Include one record per connection.
+    folded : ConnectionStats, optional
+        What a long run folded out of *log*; measured with the same window and deadline.
     """
     t0, t1 = window
     span = t1 - t0
     cycle = cycle_ns if cycle_ns is not None else 8e9 / link_rate
-    cs = connection_stats(log, connections, t0, t1, now, deadline)
+    if folded is None:
+        cs = connection_stats(log, connections, t0, t1, now, deadline)
+    else:
+        cs = folded.copy().add(log, {c.id: c.iat for c in connections}, now).result(connections)
     sl = np.array([c.sl for c in connections], dtype=np.int64)
     bw = np.array([c.bandwidth for c in connections], dtype=float)
     ids = [c.id for c in connections]
@@ -179,7 +272,7 @@ def qos_metrics(
             "packets": int(pk),
             "delivered": traffic(float(cs["bytes"][m].sum())),
             "delay_under": _shares(cs["under"][m].sum(axis=0), pk, DELAY_LABELS),
-            "delay_mean_iat": float(cs["delay"][sl[cs["index"]] == s].mean()) if pk else None,
+            "delay_mean_iat": float(cs["delay_sum"][m].sum()) / pk if pk else None,
             "delay_max_iat": float(np.nanmax(cs["delay_max"][m])) if pk else None,
             "jitter_pairs": int(pairs.sum()),
             "jitter": _shares(pairs, float(pairs.sum()), JITTER_LABELS),
@@ -259,10 +352,18 @@ def qos_summary(qos: "QosNetwork", *, deadline: float = 0.5, min_packets: int = 
         "classes": qos.classes.describe(),
         "admission": admission,
     }
+    folded = qos.folded
+    if folded is not None and (folded.t0, folded.t_end, folded.deadline) != (t0, qos.window_end, deadline):
+        from ibfabric.errors import ConfigError
+
+        raise ConfigError(
+            f"the QoS metrics were folded with warm-up {folded.t0:g}ns, window end {folded.t_end} and deadline"
+            f" {folded.deadline:g} IAT, not the {t0:g}ns, {qos.window_end} and {deadline:g} asked for now: set"
+            " 'summary_options' before the run, or keep the whole log with Simulation(log_limit=None)")
     if rate > 0 and now > t0:
         res.update(qos_metrics(sim.stats.arrays() if log is None else log, qos.connections, window=(t0, t1), now=now,
                                num_hosts=len(sim.hosts), link_rate=rate, deadline=deadline,
-                               min_packets=min_packets, per_connection=per_connection))
+                               min_packets=min_packets, per_connection=per_connection, folded=folded))
         if qos.busy_at_end is not None and qos.window_end is not None and now >= qos.window_end:
             busy = qos.busy_at_end
         else:

@@ -9,8 +9,10 @@ those already complete are *folded* into streaming statistics
 (:class:`~ibfabric.measure.WindowStats`: exact counts, bytes, means, minima
 and maxima per destination, SL and class; latency quantiles from
 logarithmic bins within 0.5 % relative error) and dropped from the log.
-``log_limit=None`` keeps every delivery (``Simulation(log_limit=None)``;
-QoS runs do, since their per-connection delay and jitter need them).
+``log_limit=None`` keeps every delivery (``Simulation(log_limit=None)``).
+Other per-packet analyses fold along: each of :attr:`PacketStats.fold_hooks`
+is called with the log and the time before a fold (a QoS run folds its
+per-connection delay and jitter sums this way).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class PacketStats:
         self.folded = None  # WindowStats of the deliveries folded out of the log
         self.folded_delivered = 0  # how many (all complete at the time they were folded)
         self.clock = lambda: 0.0  # the simulation's clock (set by Simulation)
+        self.fold_hooks: list = []  # hook(log, now): sees the log before its complete deliveries go
         self.hosts = 0  # traffic endpoints (set by Simulation)
         self.generated = 0
         self.offered_bytes = 0  # bytes of messages created in the window
@@ -99,6 +102,8 @@ class PacketStats:
 
         now = self.clock()
         log = self.arrays()
+        for hook in self.fold_hooks:
+            hook(log, now)
         d = log["delivered_at"]
         done = d <= now
         ws = WindowStats.of(log, done & (d >= self.window), self.hosts).fold()

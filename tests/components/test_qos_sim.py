@@ -312,3 +312,32 @@ class TestDocs:
         assert not hasattr(qos.connect(0, 3, 2.4e9), "reason")
         assert qos.connect(1, 3, 0.2e9).reason == "bandwidth: full"
         assert sim.plugins.arbitration_policies.get("equal").plugin == "equal-demo"
+
+
+class TestFoldedLog:
+    """A QoS run folds its per-connection sums with the log: the same metrics in bounded memory."""
+
+    def test_folded_metrics_equal_the_full_log(self):
+        _, full = run({2: 8}, log_limit=None)
+        sim, folded = run({2: 8}, log_limit=500)
+        assert sim.stats.folded_delivered > 0 and sim.qos.folded is not None
+        assert len(sim.stats.created) < 1000  # the log did not keep every delivery
+        a, b = full["qos"], folded["qos"]
+        assert a["per_connection"] == b["per_connection"] or all(
+            x.keys() == y.keys() and all(x[k] == pytest.approx(y[k], rel=1e-12) for k in x)
+            for x, y in zip(a["per_connection"], b["per_connection"]))
+        for sl, row in a["per_sl"].items():
+            other = b["per_sl"][sl]
+            for key in ("packets", "jitter_pairs", "jitter", "delay_under", "delivered", "worst", "best"):
+                assert other[key] == row[key], (sl, key)
+            assert other["delay_mean_iat"] == pytest.approx(row["delay_mean_iat"], rel=1e-12)
+            assert other["delay_max_iat"] == row["delay_max_iat"]
+
+    def test_a_deadline_changed_after_folding_is_an_error(self):
+        sim, qos = star(log_limit=200)
+        qos.connect(0, 3, 1.0e9, sl=3)
+        qos.start_traffic(stop=STOP)
+        sim.run(6_000_000.0)
+        assert qos.folded is not None
+        with pytest.raises(ConfigError, match="folded .* deadline 0.5"):
+            qos.summary(deadline=0.25)

@@ -44,7 +44,7 @@ class TestFolding:
         from ibfabric.stats import PacketStats
 
         st = PacketStats(0.0, 10)
-        st.keep_log()  # what a QoS run does: per-connection delay and jitter need every delivery
+        st.keep_log()  # for analyses of the raw log that cannot fold
         assert st.log_limit is None and st._fold_at > 1e18
 
     def test_bad_limit(self):
