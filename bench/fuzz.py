@@ -1,7 +1,8 @@
 """Fuzzing every reader through the command line: ``python -m bench.fuzz``.
 
 Mutates the shipped inputs (NED topologies, ibnetdiscover dumps, OpenSM
-forwarding-table dumps, experiment files, ``--set`` values) and runs each
+unicast and multicast forwarding-table dumps, experiment files, ``--set``
+values) and runs each
 case through the commands a user would (``topo show``, ``routes --check``,
 ``run``, ``sweep --dry-run``) in worker processes with a time and memory
 limit per case.  Every case must end in success, in a one-line error
@@ -94,7 +95,7 @@ def mutate(text: str, rng: random.Random) -> str:
 def make_case(k: int, seed: int, workdir: Path) -> dict:
     """Case *k*: an input file written into *workdir* and the command line to run on it."""
     rng = random.Random(seed * 1_000_003 + k)
-    kind = ["ned", "ibnetdiscover", "lfts", "experiment", "set"][k % 5]
+    kind = ["ned", "ibnetdiscover", "lfts", "experiment", "set", "mfts"][k % 6]
     path = workdir / f"case{k}"
     if kind == "ned":
         src = rng.choice(NED)
@@ -116,6 +117,10 @@ def make_case(k: int, seed: int, workdir: Path) -> dict:
         cmd = rng.choice([["routes", str(topo), "--routing", "file", "--set", f"path={path}", "--check"],
                           ["run", str(topo), "--routing", "file", "--set", f"path={path}", "--time", "3us",
                            "--warmup", "0us"]])
+    elif kind == "mfts":
+        path = path.with_suffix(".dump")
+        _write(path, mutate((workdir / "irregular16.mfts.dump").read_text(), rng), rng)
+        cmd = ["routes", str(NED[1]), "--routing", "updn", "--mfts", str(path), "--check"]
     elif kind == "experiment":
         src = rng.choice(EXPERIMENTS)
         path = path.with_suffix(".toml")
@@ -131,6 +136,19 @@ def make_case(k: int, seed: int, workdir: Path) -> dict:
             cmd += rng.choice([["--time", rng.choice(NASTY)], ["--load", rng.choice(NASTY)],
                                ["--warmup", rng.choice(NASTY)], ["--packet-size", rng.choice(NASTY)]])
     return {"case": k, "kind": kind, "cmd": cmd}
+
+
+def _write_mfts(path: Path) -> None:
+    """Multicast tables of irregular16 (groups on shared trees) for the mfts cases to mutate."""
+    from ibfabric.components.mfts import MulticastTables, shared_tree, write_mfts
+    from ibfabric.topologies import load_fabric
+
+    g = load_fabric(NED[1]).with_lids()
+    t = MulticastTables(g)
+    n = len(g.ep_node)
+    for k, members in enumerate([range(n), range(0, n, 3), [1, n - 1], range(n // 2)]):
+        shared_tree(t, 0xC000 + 7 * k, list(members))
+    path.write_text(write_mfts(t))
 
 
 def _write(path: Path, text: str, rng: random.Random) -> None:
@@ -210,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         for topo, engine in LFTS:  # the tables the lfts cases mutate
             with contextlib.redirect_stdout(io.StringIO()):
                 cli(["routes", str(topo), "--routing", engine, "-o", str(Path(tmp) / f"{topo.stem}.{engine}.lfts.dump")])
+        _write_mfts(Path(tmp) / "irregular16.mfts.dump")
         cases = [make_case(k, args.seed, Path(tmp)) for k in range(args.cases)]
         ctx = multiprocessing.get_context("forkserver")
         table: Counter = Counter()

@@ -78,6 +78,10 @@ class ForwardingTables:
             if path_offset.shape != (ne, ne):
                 raise ValueError(f"path_offset must have shape {(ne, ne)} (endpoints x endpoints)")
         self.path_offset = path_offset
+        from .mfts import MulticastTables
+
+        #: The multicast forwarding tables (empty unless a multicast routing or a dump filled them).
+        self.mft = MulticastTables(fabric)
 
     def dlid(self, src_ep: int, dst_ep: int) -> int:
         """The DLID a packet from endpoint *src_ep* to endpoint *dst_ep* carries."""
@@ -124,7 +128,9 @@ class ForwardingTables:
         return (self.lft != NO_PORT).sum(axis=1)
 
     def copy(self) -> "ForwardingTables":
-        return ForwardingTables(
+        t = ForwardingTables(
             self.fabric, self.lft.copy(), self.default_port.copy(), engine=self.engine, info=dict(self.info),
             path_offset=None if self.path_offset is None else self.path_offset.copy(),
         )
+        t.mft = self.mft.copy()
+        return t

@@ -31,6 +31,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--network", help="network to route when the file declares several")
     p.add_argument("-o", "--output", metavar="FILE", help="write the tables to FILE (default: standard output)")
     p.add_argument("--format", choices=("opensm", "json"), default="opensm", help="table format (default opensm)")
+    p.add_argument("--mfts", metavar="FILE",
+                   help="multicast forwarding tables of this fabric in OpenSM's opensm-mfts.dump format, checked "
+                   "with --check (every member reached exactly once, no loops)")
     p.add_argument("--check", action="store_true",
                    help="print a route report instead of the tables (with --output, both); exit 1 on "
                    "unreachable pairs, loops or a channel-dependency cycle")
@@ -93,6 +96,10 @@ def run(args) -> int:
     from ibfabric.components.opensm import write_lfts
 
     tables = compute_tables(args)
+    if args.mfts:
+        from ibfabric.components.mfts import read_mfts
+
+        tables.mft = read_mfts(args.mfts, tables.fabric)
     if args.format == "json":
         text = json.dumps(tables_json(tables), indent=1) + "\n"
     else:
@@ -109,4 +116,15 @@ def run(args) -> int:
 
     report = check_routes(tables)
     print(report.summary(tables.fabric))
-    return 0 if report.ok else 1
+    ok = report.ok
+    if args.mfts:
+        from ibfabric.components.mfts import check_multicast
+
+        problems = check_multicast(tables.mft)
+        print(f"multicast: {len(tables.mft.mlids)} MLIDs, {'no problems' if not problems else f'{len(problems)} problems'}")
+        for line in problems[:20]:
+            print(f"  {line}")
+        if len(problems) > 20:
+            print(f"  ... and {len(problems) - 20} more")
+        ok = ok and not problems
+    return 0 if ok else 1

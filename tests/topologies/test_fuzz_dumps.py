@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ibfabric.components.mfts import MulticastTables, check_multicast, read_mfts, shared_tree, write_mfts
 from ibfabric.components.opensm import parse_lfts, read_lfts, with_dump_identity
 from ibfabric.errors import IbfabricError
 from ibfabric.plugins.routing import file as file_engine
@@ -35,6 +36,19 @@ FABRICS = {
     "irregular16": generators.irregular(16, links_per_switch=4, hosts_per_switch=2, seed=1),
 }
 
+
+
+def _mfts(fabric) -> bytes:
+    """Multicast tables of *fabric*: a few groups on shared trees, as an opensm-mfts.dump."""
+    t = MulticastTables(fabric)
+    n = len(fabric.ep_node)
+    for k, members in enumerate([range(n), range(0, n, 3), [1, n - 1], range(n // 2)]):
+        shared_tree(t, 0xC000 + 7 * k, list(members))
+    return write_mfts(t).encode()
+
+
+MFT_FABRICS = {f"{name}.mfts.dump": FABRICS[name].with_lids() for name in FABRICS}
+MFTS = {name: _mfts(g) for name, g in MFT_FABRICS.items()}
 NUMBER = re.compile(rb"0x[0-9a-fA-F]+|\d+")
 REPLACEMENTS = [b"0", b"-1", b"-0", b"1", b"255", b"256", b"65535", b"49151", b"49152", b"4294967296", b"9" * 25,
                 b"9" * 400, b"0x", b"0xZZ", b"0x" + b"f" * 30, b"1e9", b"", b"01", b"ffffffffffffffffffff"]
@@ -152,3 +166,24 @@ class TestOpenSMDumps:
             for r, node in enumerate(t.fabric.switches.tolist()):  # nothing but a switch's own LIDs goes to port 0
                 to_zero = np.flatnonzero(t.lft[r] == 0)
                 assert all(own[lid] >= 0 and int(t.fabric.ep_node[own[lid]]) == node for lid in to_zero.tolist())
+
+
+class TestMftsDumps:
+    @given(mutated(MFTS))
+    @SETTINGS
+    def test_read_and_check(self, scratch, sample):
+        name, data = sample
+        path = scratch / name
+        path.write_bytes(data)
+        try:
+            t = read_mfts(path, MFT_FABRICS[name])
+        except IbfabricError as exc:
+            clean(exc, str(path))
+        else:
+            assert all(0xC000 <= m <= 0xFFFE for m in t.mlids)
+            assert all(isinstance(line, str) and "\n" not in line for line in check_multicast(t))
+
+    def test_unmutated_tables_are_clean(self):
+        for name, data in MFTS.items():
+            t = read_mfts(name, MFT_FABRICS[name], text=data.decode())
+            assert len(t.mlids) == 4 and check_multicast(t) == []
