@@ -27,6 +27,8 @@ __all__ = ["detect_format", "check_network", "load_network", "load_fabric", "no_
 SHIPPED = {
     "bermudez2006_fig1": "bermudez2006_fig1.ned",
     "irregular16": "irregular16.ned",
+    "kim2007_15": "kim2007_15.ned",
+    "kim2007_30": "kim2007_30.ned",
 }
 
 

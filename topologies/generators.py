@@ -16,11 +16,15 @@ Random irregular fabrics are built as in the papers' evaluations
 2001, §5.1): every switch has the same number of ports, the same number of
 hosts, at most ``links_per_switch`` links to other switches, neighbouring
 switches are joined by exactly one link, and the whole is connected.
+:func:`kim2007` builds them as Kim et al. 2007 (§4) describe theirs: a given
+number of independent cycles and a host on every port left free
+(``topologies/kim2007_15.ned`` and ``kim2007_30.ned``).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -28,6 +32,7 @@ from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
 
 __all__ = [
     "irregular",
+    "kim2007",
     "fat_tree",
     "mesh",
     "torus",
@@ -159,6 +164,83 @@ def irregular(
     return _build([f"sw{s}" for s in range(S)], sw_links, hosts, ports, width, speed)
 
 
+def kim2007(
+    switches: int,
+    cycles: int,
+    *,
+    ports: int = 5,
+    seed: int = 0,
+    width: str = "1x",
+    speed: str = "SDR",
+) -> FabricGraph:
+    """A random irregular fabric as Kim et al. 2007 describe theirs: a given cycle count, a host on every free port.
+
+    Parameters
+    ----------
+    switches : int
+        Number of switches (``sw0`` ... ``swN-1``).
+    cycles : int
+        Independent cycles of the switch graph, ``|E| - |V| + 1``: the
+        fabric has ``switches - 1 + cycles`` switch-to-switch links.
+    ports : int
+        Ports per switch.  A switch has at most ``ports - 1`` links to
+        other switches, so every switch keeps at least one host.
+    seed : int
+        Seed of the generator; the same arguments give the same fabric.
+    width, speed : str
+        Link width and speed (default 1x SDR, the paper's 2.5 Gbps links).
+
+    Returns
+    -------
+    FabricGraph
+        ``switches * ports - 2 * (switches - 1 + cycles)`` hosts, named
+        ``h<switch>_<k>`` (k counting the switch's free ports upwards).
+
+    Raises
+    ------
+    ValueError
+        If the cycle count does not fit the port budget
+        (``0 <= cycles <= min(S * (ports - 1) // 2, S * (S - 1) // 2) - S + 1``)
+        or the switches cannot be connected (``ports < 3`` with more than
+        two switches).
+
+    Examples
+    --------
+    >>> g = kim2007(15, 9, seed=2007)
+    >>> len(g.switches), len(g.cas), len(g.links) - len(g.cas)
+    (15, 29, 23)
+
+    Notes
+    -----
+    The switch graph is :func:`irregular`'s with ``links_per_switch =
+    ports - 1`` and ``links = switches - 1 + cycles`` (a random spanning
+    tree with the degree bound, then random links between non-adjacent
+    switches with free ports); every port it leaves free gets a host.  The
+    cycle count is the number of back edges of any spanning tree
+    (Algorithm 1 of the paper), which by its Theorem 2 fixes the number of
+    path bits of multipath routing.
+
+    References
+    ----------
+    .. [1] E. J. Kim, K. H. Yum, C. R. Das, M. Yousif, J. Duato, "Exploring
+       IBA Design Space for Improved Performance", IEEE TPDS 18(4), 2007,
+       §3.2 (Algorithm 1, Theorem 2), §4 and Table 1, §5.1.
+    """
+    S = switches
+    if S < 1:
+        raise ValueError(f"'switches' must be at least 1 (got {S})")
+    most = min(S * (ports - 1) // 2, S * (S - 1) // 2) - S + 1
+    if not 0 <= cycles <= max(most, 0):
+        raise ValueError(f"'cycles' must be between 0 and {max(most, 0)} for {S} switches of {ports} ports (got {cycles})")
+    base = irregular(S, links_per_switch=ports - 1, hosts_per_switch=0, num_ports=ports, links=S - 1 + cycles, seed=seed)
+    sw_links = [(ln.a, ln.port_a, ln.b, ln.port_b) for ln in base.links]
+    free = base.peer_node[:S, 1 : ports + 1] < 0
+    hosts = []
+    for s in range(S):
+        hosts += [(f"h{s}_{k}", s, int(p) + 1) for k, p in enumerate(np.flatnonzero(free[s]))]
+    return _build([f"sw{s}" for s in range(S)], sw_links, hosts, ports, width, speed)
+
+
 def _rewire(adj: list[set[int]], open_: list[int], d: int, rng: np.random.Generator) -> None:
     """Add one link when every pair of switches with free ports is already adjacent."""
     u = next((x for x in open_ if d - len(adj[x]) >= 2), None)
@@ -269,7 +351,7 @@ def bermudez2006_fig1() -> FabricGraph:
 # ------------------------------------------------------------------ writers
 
 
-def to_ned(fabric: FabricGraph, name: str = "generated", *, routing: str = "updn") -> str:
+def to_ned(fabric: FabricGraph, name: str = "generated", *, routing: str = "updn", parameters: Mapping[str, str] | None = None) -> str:
     """The fabric as a ``.ned`` network (Switch, HCA, Link and a SubnetManager on ``fabric.sm_node``).
 
     Assigned LIDs and LMCs are written as parameters; links carry their
@@ -280,8 +362,15 @@ def to_ned(fabric: FabricGraph, name: str = "generated", *, routing: str = "updn
     under min-hop routing, and so do k-ary n-trees, through the routes to
     the switches' own LIDs, which go down and up again (``ibfabric routes
     FILE --routing minhop --check`` shows the cycle on ``fat_tree(2, 3)``).
+
+    *parameters* (pattern -> value, e.g. ``{"**.numVLs": "15"}``) are
+    written as the network's ``parameters:`` section, in the given order.
     """
-    out = [f"network {name}", "{", "    submodules:"]
+    out = [f"network {name}", "{"]
+    if parameters:
+        out.append("    parameters:")
+        out += [f"        {key} = {value};" for key, value in parameters.items()]
+    out.append("    submodules:")
     for nd in fabric.nodes:
         params = [f"numPorts = {nd.num_ports};"] if nd.is_switch or nd.num_ports != 1 else []
         if nd.lid:
