@@ -259,6 +259,12 @@ class TrafficSource:
         self.dlids = dlids
         self.dlids_l = [int(x) for x in dlids]
         self.rng = rng
+        #: fraction of messages sent with the adaptive DLID (LSB 1; Martínez et al. 2003 §4.2)
+        self.adaptive = hca.adaptive
+        if self.adaptive:
+            self.adaptive_dlids = hca.sim.adaptive_dlids(dlids)
+            # its own stream, so that the traffic itself does not change with the fraction
+            self.adaptive_rng = np.random.default_rng([int(hca.sim.seed), src, 0xADA])
         self.sim = hca.sim
         self.stats = hca.sim.stats
         self.slid = hca.lid
@@ -368,6 +374,8 @@ class TrafficSource:
 
     def _emit(self, t: float, dst: int, sl: int) -> None:
         dlid = self.dlids_l[dst]
+        if self.adaptive and (self.adaptive >= 1.0 or self.adaptive_rng.random() < self.adaptive):
+            dlid = self.adaptive_dlids[dst]
         msg = self.sim.next_message_id()
         self.messages += 1
         sizes = self.packet_sizes
@@ -604,6 +612,9 @@ class HCA(IBNode):
         self.traffic = str(p["traffic"])
         self.load = float(p["load"])
         self.arrival = str(p["arrival"])
+        self.adaptive = float(p["adaptive"])
+        if not 0.0 <= self.adaptive <= 1.0:
+            raise ConfigError(f"{self.path}: 'adaptive' must be a fraction from 0 to 1 (got {self.adaptive})")
         if self.traffic:
             if not 0 < self.load:
                 raise ConfigError(f"{self.path}: 'load' must be > 0 when traffic is '{self.traffic}' (got {self.load})")

@@ -41,7 +41,9 @@ class Packet:
     (first bit on the wire at the source), and per hop ``head_at``/``tail_at``
     (first and last bit arrive at the current input buffer) and ``ready_at``
     (routing and arbitration done, may cross the crossbar).  ``out_port`` and
-    ``out_vl`` are the routing decision at the current switch.
+    ``out_vl`` are the routing decision at the current switch, and ``opt``
+    the routing option it took there (0: the only or the escape option;
+    see :mod:`ibfabric.components.options`).
     """
 
     slid: int
@@ -66,6 +68,7 @@ class Packet:
     out_vl: int = 0
     hops: int = 0
     cls: int = 0
+    opt: int = 0
 
     @classmethod
     def make(cls, slid: int, dlid: int, size: int, *, sl: int = 0, **kw) -> "Packet":

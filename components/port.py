@@ -49,7 +49,7 @@ class InputBuffer:
     head packet can cross the crossbar (head-of-line order within a VL).
     """
 
-    __slots__ = ("q", "vl", "rx", "capacity", "occ", "max_occ")
+    __slots__ = ("q", "vl", "rx", "capacity", "occ", "max_occ", "adaptive_cap", "escape")
 
     def __init__(self, rx, vl: int, capacity: int):
         self.q: deque[Packet] = deque()
@@ -58,6 +58,10 @@ class InputBuffer:
         self.capacity = capacity
         self.occ = 0
         self.max_occ = 0
+        #: credits of the adaptive part of a split buffer (0: not split) and its escape read point
+        #: (:mod:`ibfabric.components.options`)
+        self.adaptive_cap = 0
+        self.escape = None
 
     def __repr__(self) -> str:
         return f"<InputBuffer {self.name} {len(self.q)} pkts {self.occ}/{self.capacity} credits>"

@@ -46,6 +46,8 @@ __all__ = ["Switch", "SwitchRx", "SwitchTx"]
 DROP_VL = 15
 _LOCAL = (0, None, None)
 _NO_ROUTE = (NO_PORT, None, None)
+#: The port of a route entry whose routing options are chosen at lookup time.
+_OPTIONS = -1
 
 
 class SwitchRx:
@@ -102,6 +104,10 @@ class SwitchRx:
             ]
             n = len(per_port)
             routes = [per_port[p] if p < n else _NO_ROUTE for p in self.lft]
+            if self.node.option_bits:
+                from .options import add_options
+
+                add_options(self.node, routes, self.lft, per_port)
             cache[key] = routes
         self.routes = routes
 
@@ -125,9 +131,14 @@ class SwitchRx:
         if op is None:
             if port == 0:
                 self._consume(p, buf)
-            else:
+                return
+            if port != _OPTIONS:
                 self._discard(p, buf, "no-route")
-            return
+                return
+            # routing options chosen at lookup time (sl2vl holds the OptionSet)
+            o, ovl = sl2vl.choose_at_lookup(p, now)
+            op = o.tx
+            p.opt = o.index
         if ovl >= op.nvl and ovl != VL15:
             self._discard(p, buf, "sl2vl-drop")
             return
@@ -352,11 +363,17 @@ class Switch(IBNode):
         if stage == STAGE_LOCAL:
             self._read_params()
             self.rx: dict[int, SwitchRx] = {}
+            rx_class = SwitchRx
+            if self.escape_buffer:
+                from .options import SplitRx as rx_class
             for port, (peer, _pp, link) in self.links.items():
                 nvl = self.link_vls(peer)
-                self.rx[port] = SwitchRx(
+                self.rx[port] = rx_class(
                     self, port, nvl, self.vl_buffer // CREDIT_BYTES, self.vl15_buffer // CREDIT_BYTES, link.delay
                 )
+                if self.escape_buffer:
+                    for buf in self.rx[port].bufs:
+                        buf.adaptive_cap = buf.capacity - -(-self.escape_buffer // CREDIT_BYTES)
         elif stage == STAGE_WIRE:
             self._build_transmitters()
 
@@ -378,6 +395,22 @@ class Switch(IBNode):
         self.dropper = plugins.packet_droppers.get(str(p["dropper"])).create(
             parse_options(str(p["dropperOptions"]), self.path, "dropperOptions"), self.rng, where=self.path
         )
+        self.option_bits = self.int_param("optionBits", 0, 7)
+        self.select_at = str(p["selectAt"])
+        if self.select_at not in ("lookup", "arbitration"):
+            raise ConfigError(f"{self.path}: 'selectAt' must be \"lookup\" or \"arbitration\" (got {self.select_at!r})")
+        self.escape_buffer = self.int_param("escapeBufferSize", 0, 1 << 30)
+        if self.escape_buffer and self.escape_buffer > self.vl_buffer - CREDIT_BYTES:
+            raise ConfigError(f"{self.path}: 'escapeBufferSize' ({self.escape_buffer}B) leaves no adaptive part of"
+                              f" the {self.vl_buffer}B VL buffer")
+        self.selector = None
+        if (self.option_bits or self.escape_buffer) and self.out_buffer:
+            raise ConfigError(f"{self.path}: routing options and escape buffers need an input-queued switch"
+                              f" (outputBufferSize = 0B)")
+        if self.option_bits:
+            self.selector = plugins.path_selectors.get(str(p["pathSelector"])).create(
+                parse_options(str(p["pathSelectorOptions"]), self.path, "pathSelectorOptions"), self.rng,
+                where=self.path)
         self.lft_ports: list[int] = []
         self._sl2vl_cache: dict[int, list[int]] = {}
         self._route_cache: dict[tuple, list] = {}
@@ -388,6 +421,10 @@ class Switch(IBNode):
                 from .outbuf import BufferedSwitchTx
 
                 return BufferedSwitchTx(self, port, link, nvl, arb, env, self.out_buffer)
+            if self.option_bits or self.escape_buffer:
+                from .options import OptionSwitchTx
+
+                return OptionSwitchTx(self, port, link, nvl, arb, env)
             return SwitchTx(self, port, link, nvl, arb, env)
 
         self.build_transmitters(make)
@@ -395,6 +432,12 @@ class Switch(IBNode):
         tx_by_port = [None] * width
         for port, tx in self.tx.items():
             tx_by_port[port] = tx
+        if self.escape_buffer:
+            self._check_escape_halves()
+        if self.option_bits or self.escape_buffer:
+            for tx in self.tx.values():
+                peer = tx.peer_rx.node
+                tx.escape_reserve = -(-getattr(peer, "escape_buffer", 0) // CREDIT_BYTES)
         fastest = min((link.byte_time for _, _, link in self.links.values()), default=1.0)
         xbar_bt = fastest / self.speedup
         for port, rx in self.rx.items():
@@ -403,6 +446,18 @@ class Switch(IBNode):
             rx.sl2vl_out = [None] * width
             for out, tx in self.tx.items():
                 rx.sl2vl_out[out] = self._sl2vl_table(tx.nvl)
+
+    def _check_escape_halves(self) -> None:
+        """Each part of a split VL buffer must hold a whole packet (virtual cut-through)."""
+        largest = max((n.mtu + n.header_size for n in self.sim.ib_nodes if not n.is_switch), default=0)
+        esc = -(-self.escape_buffer // CREDIT_BYTES) * CREDIT_BYTES
+        adaptive = (self.vl_buffer // CREDIT_BYTES) * CREDIT_BYTES - esc
+        for part, size in (("escape", esc), ("adaptive", adaptive)):
+            if size < largest:
+                raise ConfigError(
+                    f"{self.path}: the {part} part of the {self.vl_buffer}B VL buffer ({size}B, escapeBufferSize"
+                    f" {self.escape_buffer}B) cannot hold a {largest}B packet (MTU + header); raise vlBufferSize"
+                    f" or lower the MTU")
 
     def _sl2vl_table(self, nvl: int) -> list[int]:
         """The default SL-to-VL table towards a port with *nvl* data VLs (one shared list per nvl)."""

@@ -41,6 +41,11 @@ class Watchdog(salabim.Component):
 def find_deadlock(sim: "Simulation") -> list[str] | None:
     """A cycle of buffers, each full and waiting for the next to drain, or None.
 
+    A head packet with routing options waits for *every* option's buffer
+    (it could take whichever drains first); the deadlocked set is the
+    largest set of blocked buffers each of which waits only on members,
+    and the cycle reported runs inside it.
+
     Edges: an input buffer whose head packet is ready waits for the
     output buffer it goes to when that is full with no space on its way
     back, or for the next switch's input buffer when the packet lacks
@@ -53,10 +58,10 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
     nxt: dict[object, object] = {}
     names: dict[object, str] = {}
 
-    def credit_starved(op, vl, p) -> bool:
+    def credit_starved(op, vl, p, need) -> bool:
         rq = op.returns[vl]
         avail = op.credits[vl] + sum(c for t, c in rq if t <= now)
-        return avail < p.credits and not any(t > now for t, _ in rq)
+        return avail < need and not any(t > now for t, _ in rq)
 
     for node in sim.ib_nodes:
         if not node.is_switch:
@@ -66,40 +71,75 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
             if obuf is None:
                 continue
             for vl, ob in enumerate(obuf):
-                if ob and isinstance(tx.peer_rx, SwitchRx) and credit_starved(tx, vl, ob[0]):
+                if ob and isinstance(tx.peer_rx, SwitchRx) and credit_starved(tx, vl, ob[0], ob[0].credits):
                     key = ("out", id(tx), vl)
-                    nxt[key] = ("in", id(tx.peer_rx.bufs[vl]))
+                    nxt[key] = [("in", id(tx.peer_rx.bufs[vl]))]
                     names[key] = f"{tx.name_} out VL{vl}"
         for rx in node.rx.values():
             for buf in rx.bufs:
                 if not buf.q:
                     continue
-                p = buf.q[0]
-                if p.ready_at > now:
-                    continue
-                op, ovl = p.out_port, p.out_vl
-                if ovl >= op.nvl:
-                    continue
-                key = ("in", id(buf))
-                names[key] = buf.name
-                obuf = getattr(op, "obuf", None)
-                if obuf is not None:
-                    used = op.obytes[ovl] - op.freed_by(ovl, now)
-                    leaving = op.on_link is not None and op.on_link[1] == ovl and op.on_link[0] > now
-                    if used + p.size > op.ocap and not leaving:
-                        nxt[key] = ("out", id(op), ovl)
-                elif isinstance(op.peer_rx, SwitchRx) and credit_starved(op, ovl, p):
-                    nxt[key] = ("in", id(op.peer_rx.bufs[ovl]))
-    for start in list(nxt):
-        seen: list = []
-        pos: dict = {}
-        cur = start
-        while cur in nxt and cur not in pos:
-            pos[cur] = len(seen)
-            seen.append(cur)
-            cur = nxt[cur]
-        if cur in pos:
-            return [names[k] for k in seen[pos[cur]:]]
-        for k in seen:
-            nxt.pop(k, None)
+                reads = [buf.q[0]] if buf.escape is None else [buf.q[0], buf.escape.q[0]]
+                waits: list = []
+                for p in reads:
+                    w = _waits_of(p, now, credit_starved)
+                    if w is None:
+                        waits = None
+                        break
+                    waits += w
+                if waits:
+                    key = ("in", id(buf))
+                    names[key] = buf.name
+                    nxt[key] = waits
+    # the deadlocked set: blocked buffers all of whose ways out lead to blocked buffers (greatest fixed point)
+    blocked = set(nxt)
+    changed = True
+    while changed:
+        changed = False
+        for k in list(blocked):
+            if any(w not in blocked for w in nxt[k]):
+                blocked.discard(k)
+                changed = True
+    if not blocked:
+        return None
+    # report one cycle inside it (every member has a way on inside the set)
+    cur = min(blocked, key=lambda k: names[k])
+    seen: list = []
+    pos: dict = {}
+    while cur not in pos:
+        pos[cur] = len(seen)
+        seen.append(cur)
+        cur = min((w for w in nxt[cur] if w in blocked), key=lambda k: names[k])
+    return [names[k] for k in seen[pos[cur]:]]
+
+
+def _waits_of(p, now: float, credit_starved) -> list | None:
+    """What the packet *p*, at a read point of an input buffer, waits for: the buffers it needs
+    space in (any one of them would do), or None if it is not blocked."""
+    from ibfabric.components.switch import SwitchRx
+
+    if p.ready_at > now:
+        return None
+    op, ovl = p.out_port, p.out_vl
+    if hasattr(op, "options"):  # routing options: blocked only if every option lacks credits
+        waits = []
+        for o in op.options:
+            vl = o.sl2vl[p.sl]
+            if vl >= o.tx.nvl:
+                continue
+            need = p.credits + (o.tx.escape_reserve if o.adaptive else 0)
+            if not (isinstance(o.tx.peer_rx, SwitchRx) and credit_starved(o.tx, vl, p, need)):
+                return None
+            waits.append(("in", id(o.tx.peer_rx.bufs[vl])))
+        return waits or None
+    if ovl >= op.nvl:
+        return None
+    obuf = getattr(op, "obuf", None)
+    if obuf is not None:
+        used = op.obytes[ovl] - op.freed_by(ovl, now)
+        leaving = op.on_link is not None and op.on_link[1] == ovl and op.on_link[0] > now
+        return [("out", id(op), ovl)] if used + p.size > op.ocap and not leaving else None
+    need = p.credits + (op.escape_reserve if p.opt > 0 else 0) if hasattr(op, "escape_reserve") else p.credits
+    if isinstance(op.peer_rx, SwitchRx) and credit_starved(op, ovl, p, need):
+        return [("in", id(op.peer_rx.bufs[ovl]))]
     return None

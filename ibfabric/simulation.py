@@ -448,6 +448,13 @@ class Simulation:
         src_ep = int(eps[self._host_index[id(hca)]])
         return np.array(tables.dlids(src_ep, eps), dtype=np.int64)
 
+    def adaptive_dlids(self, dlids) -> list[int]:
+        """The adaptive DLID (LSB set) of each DLID whose owner has a LID range of 2 or more; the
+        DLID itself otherwise (routing options, :mod:`ibfabric.components.options`)."""
+        owner = self.fabric.lid_owner
+        lmc = self.fabric.ep_lmc
+        return [int(d) | 1 if d < len(owner) and owner[d] >= 0 and lmc[owner[d]] > 0 else int(d) for d in dlids]
+
     def warn(self, message: str) -> None:
         """Report something that looks wrong but runs: add it to :attr:`warnings` (the summary's
         ``"warnings"``) and issue it as an :class:`ibfabric.checks.IbfabricWarning` (the CLI

@@ -31,6 +31,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--network", help="network to route when the file declares several")
     p.add_argument("-o", "--output", metavar="FILE", help="write the tables to FILE (default: standard output)")
     p.add_argument("--format", choices=("opensm", "json"), default="opensm", help="table format (default opensm)")
+    p.add_argument("--stats", action="store_true",
+                   help="print the share of (switch, destination) pairs by number of routing options (the distinct "
+                   "ports of a destination's LID range; Martinez et al. 2003, Table 2)")
     p.add_argument("--mfts", metavar="FILE",
                    help="multicast forwarding tables of this fabric in OpenSM's opensm-mfts.dump format, checked "
                    "with --check (every member reached exactly once, no loops)")
@@ -108,8 +111,14 @@ def run(args) -> int:
         from ibfabric.results import write_atomic
 
         write_atomic(args.output, text)
-    elif not args.check:
+    elif not args.check and not args.stats:
         sys.stdout.write(text)
+    if args.stats:
+        from ibfabric.plugins.routing.fa import option_counts
+
+        shares = option_counts(tables)
+        print("routing options:      " + (", ".join(f"{k}: {100 * v:.2f}%" for k, v in shares.items()) or "none")
+              + " of (switch, destination) pairs")
     if not args.check:
         return 0
     from ibfabric.components.routecheck import check_routes
@@ -117,6 +126,13 @@ def run(args) -> int:
     report = check_routes(tables)
     print(report.summary(tables.fabric))
     ok = report.ok
+    if tables.info.get("escape_engine"):
+        from ibfabric.plugins.routing.fa import non_minimal_options
+
+        bad = non_minimal_options(tables)
+        print("escape sub-network:   the routes above (entry d of every LID range; Duato's condition needs it acyclic)")
+        print(f"adaptive options:     {'all minimal' if not bad else f'{len(bad)} not minimal, e.g. {bad[0]}'}")
+        ok = ok and not bad
     if args.mfts:
         from ibfabric.components.mfts import check_multicast
 

@@ -10,7 +10,7 @@ from routing_cases import RANDOM_CASES, assert_delivers, random_fabric, rng
 from ibfabric.errors import ConfigError
 from ibfabric.plugins import PluginSet
 
-ENGINES = ["minhop", "spf", "updn", "fera", "pira", "dr", "hybrid", "file"]
+ENGINES = ["minhop", "spf", "updn", "fera", "pira", "dr", "hybrid", "file", "fa"]
 MODULES = ENGINES + ["_common", "_updown"]
 
 

@@ -1,0 +1,70 @@
+"""Path selectors pick what hand-computed counters, credits and hop counts say."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ibfabric.components.packet import Packet
+from ibfabric.errors import ConfigError
+from ibfabric.plugins import PluginSet
+from ibfabric.plugins.selectors import First, LeastFrequentlyUsed, MaxCredit, RandomSelector
+
+
+class _Tx:
+    def __init__(self, port):
+        self.port = port
+
+
+class _Opt:
+    def __init__(self, port, index):
+        self.tx, self.index = _Tx(port), index
+
+
+def cands(*rows):
+    """rows of (port, option index, vl, free credits)."""
+    return [(_Opt(port, index), vl, free) for port, index, vl, free in rows]
+
+
+P = Packet.make(1, 3, 256)
+
+
+class TestSelectors:
+    def test_registered(self):
+        names = set(PluginSet.load().path_selectors.names())
+        assert {"first", "random", "max-credit", "lfu", "shortest"} <= names
+
+    def test_max_credit_takes_the_most_free_credits_ties_to_the_escape(self):
+        s = MaxCredit({}, None)
+        assert s.select(P, cands((1, 0, 0, 4), (2, 1, 0, 9), (3, 2, 0, 7)), 0.0) == 1
+        assert s.select(P, cands((2, 1, 0, 9), (1, 0, 0, 9)), 0.0) == 1  # equal credits: lower index
+
+    def test_lfu_counts_per_output_vl(self):
+        s = LeastFrequentlyUsed({}, None)
+        c = cands((1, 0, 0, 4), (2, 1, 0, 4))
+        picks = []
+        for _ in range(4):
+            k = s.select(P, c, 0.0)
+            s.chosen(c[k][0], c[k][1])
+            picks.append(c[k][0].tx.port)
+        assert picks == [1, 2, 1, 2]  # alternates: the counters stay level
+        s.chosen(c[1][0], 0)  # port 2 VL0 used once more elsewhere
+        assert s.select(P, c, 0.0) == 0
+        assert s.uses == {(1, 0): 2, (2, 0): 3}
+        # another VL of port 2 has its own counter
+        assert s.select(P, cands((1, 0, 0, 4), (2, 1, 1, 4)), 0.0) == 1
+
+    def test_first_takes_the_escape_option(self):
+        assert First({}, None).select(P, cands((3, 2, 0, 9), (1, 0, 0, 1), (2, 1, 0, 5)), 0.0) == 1
+
+    def test_random_is_uniform_and_seeded(self):
+        a = RandomSelector({}, np.random.default_rng(5))
+        b = RandomSelector({}, np.random.default_rng(5))
+        c = cands((1, 0, 0, 4), (2, 1, 0, 4), (3, 2, 0, 4))
+        xs = [a.select(P, c, 0.0) for _ in range(3000)]
+        assert xs == [b.select(P, c, 0.0) for _ in range(3000)]
+        assert np.bincount(xs).min() > 900
+
+    def test_options_are_refused(self):
+        with pytest.raises(ConfigError, match="takes no options"):
+            MaxCredit({"x": "1"}, None)
