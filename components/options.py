@@ -33,6 +33,7 @@ DLIDs with options have.
 
 from __future__ import annotations
 
+from .lifetimes import expire, head_changed
 from .packet import VL15
 from .port import INF
 from .switch import SwitchRx, SwitchTx
@@ -180,8 +181,19 @@ class OptionSwitchTx(SwitchTx):
             self.launch(p, vl, now, end)
             return end
         end = super()._send(buf, p, vl, now)
-        if buf.escape is not None or buf.adaptive_cap:
+        if buf.adaptive_cap:
             refresh_escape(buf)
+        if self.node.lifetimes and buf.vl != VL15:
+            head_changed(buf, now)
+        return end
+
+    def try_send(self, now: float):
+        if not self.node.lifetimes:
+            return super().try_send(now)
+        due = expire(self, now)
+        end = super().try_send(now)
+        if end is None and due < self.next_t:
+            self.next_t = due  # look again when the next head expires
         return end
 
     def has_work(self) -> bool:
@@ -389,7 +401,8 @@ def send_escape(r: EscapeRead, p, now: float) -> float:
 
 
 class SplitRx(SwitchRx):
-    """The receiving side of a switch port whose data VL buffers are split (``escapeBufferSize``)."""
+    """The receiving side of a switch port with split VL buffers (``escapeBufferSize``) or a
+    lifetime dropper (:mod:`ibfabric.components.lifetimes`)."""
 
     __slots__ = ()
 
@@ -398,5 +411,9 @@ class SplitRx(SwitchRx):
         if p.vl != VL15:
             buf = self.bufs[p.vl]
             q = buf.q
-            if buf.escape is None and len(q) > 1 and q[-1] is p:
-                refresh_escape(buf)
+            if q and q[-1] is p:
+                if len(q) == 1:
+                    if self.node.lifetimes:
+                        head_changed(buf, now)
+                elif buf.escape is None and buf.adaptive_cap:
+                    refresh_escape(buf)

@@ -43,7 +43,8 @@ class Packet:
     (routing and arbitration done, may cross the crossbar).  ``out_port`` and
     ``out_vl`` are the routing decision at the current switch, and ``opt``
     the routing option it took there (0: the only or the escape option;
-    see :mod:`ibfabric.components.options`).
+    see :mod:`ibfabric.components.options`).  ``keep`` marks a packet that
+    selective droppers never discard (:mod:`ibfabric.plugins.droppers`).
     """
 
     slid: int
@@ -69,6 +70,7 @@ class Packet:
     hops: int = 0
     cls: int = 0
     opt: int = 0
+    keep: bool = False
 
     @classmethod
     def make(cls, slid: int, dlid: int, size: int, *, sl: int = 0, **kw) -> "Packet":

@@ -49,7 +49,7 @@ class InputBuffer:
     head packet can cross the crossbar (head-of-line order within a VL).
     """
 
-    __slots__ = ("q", "vl", "rx", "capacity", "occ", "max_occ", "adaptive_cap", "escape")
+    __slots__ = ("q", "vl", "rx", "capacity", "occ", "max_occ", "adaptive_cap", "escape", "hq_expire")
 
     def __init__(self, rx, vl: int, capacity: int):
         self.q: deque[Packet] = deque()
@@ -62,6 +62,8 @@ class InputBuffer:
         #: (:mod:`ibfabric.components.options`)
         self.adaptive_cap = 0
         self.escape = None
+        #: when the head packet is discarded (lifetime droppers; :mod:`ibfabric.components.lifetimes`)
+        self.hq_expire = INF
 
     def __repr__(self) -> str:
         return f"<InputBuffer {self.name} {len(self.q)} pkts {self.occ}/{self.capacity} credits>"

@@ -364,7 +364,7 @@ class Switch(IBNode):
             self._read_params()
             self.rx: dict[int, SwitchRx] = {}
             rx_class = SwitchRx
-            if self.escape_buffer:
+            if self.escape_buffer or self.lifetimes:
                 from .options import SplitRx as rx_class
             for port, (peer, _pp, link) in self.links.items():
                 nvl = self.link_vls(peer)
@@ -404,9 +404,10 @@ class Switch(IBNode):
             raise ConfigError(f"{self.path}: 'escapeBufferSize' ({self.escape_buffer}B) leaves no adaptive part of"
                               f" the {self.vl_buffer}B VL buffer")
         self.selector = None
-        if (self.option_bits or self.escape_buffer) and self.out_buffer:
-            raise ConfigError(f"{self.path}: routing options and escape buffers need an input-queued switch"
-                              f" (outputBufferSize = 0B)")
+        self.lifetimes = bool(getattr(self.dropper, "lifetimes", False))
+        if (self.option_bits or self.escape_buffer or self.lifetimes) and self.out_buffer:
+            what = "packet lifetimes (dropper)" if self.lifetimes else "routing options and escape buffers"
+            raise ConfigError(f"{self.path}: {what} need an input-queued switch (outputBufferSize = 0B)")
         if self.option_bits:
             self.selector = plugins.path_selectors.get(str(p["pathSelector"])).create(
                 parse_options(str(p["pathSelectorOptions"]), self.path, "pathSelectorOptions"), self.rng,
@@ -421,7 +422,7 @@ class Switch(IBNode):
                 from .outbuf import BufferedSwitchTx
 
                 return BufferedSwitchTx(self, port, link, nvl, arb, env, self.out_buffer)
-            if self.option_bits or self.escape_buffer:
+            if self.option_bits or self.escape_buffer or self.lifetimes:
                 from .options import OptionSwitchTx
 
                 return OptionSwitchTx(self, port, link, nvl, arb, env)

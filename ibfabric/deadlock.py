@@ -13,6 +13,8 @@ import salabim
 
 from ibfabric.errors import DeadlockError
 
+INF = float("inf")
+
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.simulation import Simulation
 
@@ -77,7 +79,7 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
                     names[key] = f"{tx.name_} out VL{vl}"
         for rx in node.rx.values():
             for buf in rx.bufs:
-                if not buf.q:
+                if not buf.q or buf.hq_expire < INF:  # a head that will expire frees the buffer
                     continue
                 reads = [buf.q[0]] if buf.escape is None else [buf.q[0], buf.escape.q[0]]
                 waits: list = []

@@ -94,7 +94,11 @@ def ibfabric_register_packet_droppers(register: Callable[..., None]) -> None:
     :param register: ``register(name, factory, description='')``.
         ``factory(options, rng)`` receives a dict of string options (the
         switch's ``dropperOptions``) and a ``numpy.random.Generator`` and
-        returns a :class:`ibfabric.plugins.droppers.Dropper`.
+        returns a :class:`ibfabric.plugins.droppers.Dropper`: its
+        ``on_arrival(packet, buffer, now)`` may discard an arriving packet,
+        and with ``lifetimes = True`` its ``expiry(packet, buffer,
+        head_since)`` gives the time a packet that reached the head of its
+        VL queue is discarded (HLL, SLL).
     :returns: None.
     """
 
