@@ -613,6 +613,17 @@ class HCA(IBNode):
         self.load = float(p["load"])
         self.arrival = str(p["arrival"])
         self.adaptive = float(p["adaptive"])
+        self.realtime = str(p["realtime"])
+        self.realtime_load = float(p["realtimeLoad"])
+        self.realtime_sl = self.int_param("realtimeSL", 0, 14)
+        self.realtime_dst = int(p["realtimeDestination"])
+        self.realtime_streams = self.int_param("realtimeStreams", 0, 4096)
+        if not 0.0 <= self.realtime_load <= 10.0:
+            raise ConfigError(f"{self.path}: 'realtimeLoad' must be from 0 to 10 (got {self.realtime_load})")
+        self.control_interval = float(p["controlInterval"])  # ns
+        self.control_size = self.int_param("controlSize", 1, 1 << 16)
+        if self.control_interval < 0:
+            raise ConfigError(f"{self.path}: 'controlInterval' must be >= 0 (got {self.control_interval}ns)")
         if not 0.0 <= self.adaptive <= 1.0:
             raise ConfigError(f"{self.path}: 'adaptive' must be a fraction from 0 to 1 (got {self.adaptive})")
         if self.traffic:
@@ -664,7 +675,11 @@ class HCA(IBNode):
             self.lid, self.lmc = lids[self.first_port]
 
     def _start_traffic(self) -> None:
-        if not self.traffic or self.first_port is None:
+        if self.first_port is None:
+            return
+        if self.realtime_load > 0 or self.control_interval > 0:
+            self._start_realtime()
+        if not self.traffic:
             return
         sim = self.sim
         src = sim.traffic_index(self)
@@ -676,10 +691,27 @@ class HCA(IBNode):
         dlids = sim.dlids_from(self)
         tx = self.tx[self.first_port]
         source = TrafficSource if len(self.traffic_sls) == 1 else SplitSource
-        tx.source = source(self, tx, pattern, src, dlids, self.rng)
+        self._add_source(tx, source(self, tx, pattern, src, dlids, self.rng))
         for sl in self.traffic_sls:
             tx.use_sl(sl)
         tx.poke(0.0)
+
+    def _start_realtime(self) -> None:
+        """Kim et al.'s MPEG-2 stream and control packets (:mod:`ibfabric.components.realtime`)."""
+        from .realtime import MpegSource, start_sources
+
+        tx = self.tx[self.first_port]
+        for s in start_sources(self):
+            self._add_source(tx, s)
+            if isinstance(s, MpegSource):
+                tx.use_sl(s.sl)
+        tx.poke(0.0)
+
+    @staticmethod
+    def _add_source(tx, source) -> None:
+        from .cbr import MergedSource
+
+        tx.source = source if tx.source is None else MergedSource(tx.source, source)
 
     def send_packet(self, p: Packet, port: int | None = None) -> None:
         """Send one packet built by a script or another module (set ``p.vl = 15`` for management)."""

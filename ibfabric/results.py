@@ -139,7 +139,11 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     if sim.routing_time is not None:
         summary["routing_time_s"] = sim.routing_time
     if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
-        summary["qos"] = sim.qos.summary()  # the QoS network keeps the whole delivery log
+        summary["qos"] = sim.qos.summary()
+    if sim.realtime_deadlines is not None:  # MPEG-2 streams (ibfabric.components.realtime): DMP and DMT
+        from ibfabric.components.realtime import realtime_summary
+
+        summary["realtime"] = realtime_summary(sim)
     from ibfabric.checks import result_warnings
 
     for message in result_warnings(sim, summary):

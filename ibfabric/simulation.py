@@ -206,6 +206,7 @@ class Simulation:
         self._msg_ids = 0
         self.deadlock: DeadlockError | None = None
         self.qos = None  # the QosNetwork of a QoS run (ibfabric.components.cbr)
+        self.realtime_deadlines = None  # DMP/DMT of MPEG-2 streams (ibfabric.components.realtime)
         self.wall = 0.0
         self._listen_received = False
         self._listen_dropped = False
