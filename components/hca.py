@@ -259,12 +259,19 @@ class TrafficSource:
         self.dlids = dlids
         self.dlids_l = [int(x) for x in dlids]
         self.rng = rng
-        #: fraction of messages sent with the adaptive DLID (LSB 1; Martínez et al. 2003 §4.2)
+        #: fractions of messages sent adaptively (the DLID's or the SLID's LSB set; Martínez et al. 2003
+        #: §4.2, Kim et al. 2007 §3.4) and on a path chosen here (Kim's reliable datagrams)
         self.adaptive = hca.adaptive
-        if self.adaptive:
-            self.adaptive_dlids = hca.sim.adaptive_dlids(dlids)
-            # its own stream, so that the traffic itself does not change with the fraction
-            self.adaptive_rng = np.random.default_rng([int(hca.sim.seed), src, 0xADA])
+        self.random_path = hca.random_path
+        self.by_slid = hca.adaptive_by == "slid"
+        if self.adaptive or self.random_path:
+            sim = hca.sim
+            self.adaptive_dlids = list(dlids) if self.by_slid else sim.adaptive_dlids(dlids)
+            self.path_counts = sim.path_counts(dlids)
+            if self.by_slid and self.adaptive and hca.lmc < 1:
+                raise ConfigError(f"{hca.path}: adaptive messages marked by the SLID need the HCA's LMC >= 1")
+            # its own stream, so that the traffic itself does not change with the fractions
+            self.adaptive_rng = np.random.default_rng([int(sim.seed), src, 0xADA])
         self.sim = hca.sim
         self.stats = hca.sim.stats
         self.slid = hca.lid
@@ -374,14 +381,21 @@ class TrafficSource:
 
     def _emit(self, t: float, dst: int, sl: int) -> None:
         dlid = self.dlids_l[dst]
-        if self.adaptive and (self.adaptive >= 1.0 or self.adaptive_rng.random() < self.adaptive):
-            dlid = self.adaptive_dlids[dst]
+        slid = self.slid
+        if self.adaptive or self.random_path:
+            u = self.adaptive_rng.random()
+            if u < self.adaptive:
+                if self.by_slid:
+                    slid |= 1
+                else:
+                    dlid = self.adaptive_dlids[dst]
+            elif u < self.adaptive + self.random_path and self.path_counts[dst]:
+                dlid += 2 * int(self.adaptive_rng.integers(self.path_counts[dst])) + 1
         msg = self.sim.next_message_id()
         self.messages += 1
         sizes = self.packet_sizes
         n = len(sizes)
         q = self.tx.sendq[sl]
-        slid = self.slid
         src = self.src
         for k in range(n):
             size = sizes[k]
@@ -613,6 +627,13 @@ class HCA(IBNode):
         self.load = float(p["load"])
         self.arrival = str(p["arrival"])
         self.adaptive = float(p["adaptive"])
+        self.adaptive_by = str(p["adaptiveBy"])
+        if self.adaptive_by not in ("dlid", "slid"):
+            raise ConfigError(f"{self.path}: 'adaptiveBy' must be \"dlid\" or \"slid\" (got {self.adaptive_by!r})")
+        self.random_path = float(p["randomPath"])
+        if not 0.0 <= self.random_path <= 1.0 or self.adaptive + self.random_path > 1.0:
+            raise ConfigError(f"{self.path}: 'randomPath' must be a fraction from 0 to 1, and with 'adaptive' at most"
+                              f" 1 (got {self.random_path} and {self.adaptive})")
         self.realtime = str(p["realtime"])
         self.realtime_load = float(p["realtimeLoad"])
         self.realtime_sl = self.int_param("realtimeSL", 0, 14)

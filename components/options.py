@@ -46,15 +46,17 @@ ZERO_VLS = [0] * 16
 
 
 class Option:
-    """One routing option: the output port's transmitter, the SL-to-VL table towards it, its kind."""
+    """One routing option: the output port's transmitter, the SL-to-VL table towards it, its kind,
+    and (Kim's multipath) the set of path names it continues, as a bit mask (-1: every one)."""
 
-    __slots__ = ("tx", "sl2vl", "index", "adaptive")
+    __slots__ = ("tx", "sl2vl", "index", "adaptive", "pmask")
 
-    def __init__(self, tx, sl2vl: list[int], index: int):
+    def __init__(self, tx, sl2vl: list[int], index: int, pmask: int = -1, adaptive: bool | None = None):
         self.tx = tx
         self.sl2vl = sl2vl
         self.index = index
-        self.adaptive = index > 0
+        self.adaptive = index > 0 if adaptive is None else adaptive
+        self.pmask = pmask
 
     def __repr__(self) -> str:
         return f"<Option {self.index} {self.tx.name_}{' adaptive' if self.adaptive else ' escape'}>"
@@ -128,10 +130,11 @@ class OptionSet:
         free and it has the credits (beyond the escape reserve for an adaptive option)."""
         out = []
         sl = p.sl
+        paths = p.paths
         for o in self.options:
             tx = o.tx
             vl = o.sl2vl[sl]
-            if vl >= tx.nvl or tx.busy_until > now:
+            if vl >= tx.nvl or tx.busy_until > now or not o.pmask & paths:
                 continue
             free = tx._credits_at(vl, now)
             if o.adaptive:
@@ -144,19 +147,22 @@ class OptionSet:
         """Lookup-time choice: among the options with credits for *p* now (the escape option if none)."""
         sl = p.sl
         cands = []
+        paths = p.paths
         for o in self.options:
             tx = o.tx
             vl = o.sl2vl[sl]
-            if vl >= tx.nvl:
+            if vl >= tx.nvl or not o.pmask & paths:
                 continue
             free = tx._credits_at(vl, now) - (tx.escape_reserve if o.adaptive else 0)
             if free >= p.credits or not o.adaptive:
                 cands.append((o, vl, free))
         if not cands:
-            o = self.options[0]
+            o = next((o for o in self.options if o.pmask & paths), self.options[0])
+            p.paths &= o.pmask
             return o, o.sl2vl[sl]
         o, vl, _ = cands[self.selector.select(p, cands, now)] if len(cands) > 1 else cands[0]
         self.selector.chosen(o, vl)
+        p.paths &= o.pmask
         return o, vl
 
 
@@ -250,13 +256,13 @@ class OptionSwitchTx(SwitchTx):
             elig = op.eligible(p, now)
             mine = [k for k, e in enumerate(elig) if e[0].tx is self]
             if not mine:
-                c = p.credits
+                # this port may take it once it has the credits, if it is one of the packet's options
                 for o in op.options:
-                    if o.tx is self and o.adaptive:
-                        c += self.escape_reserve
+                    if o.tx is self and o.pmask & p.paths:
+                        c = p.credits + (self.escape_reserve if o.adaptive else 0)
+                        if need == 0 or c < need:
+                            need = c
                         break
-                if need == 0 or c < need:
-                    need = c
                 continue
             k = op.selector.select(p, elig, now) if len(elig) > 1 else 0
             o, ovl, _ = elig[k]
@@ -268,6 +274,7 @@ class OptionSwitchTx(SwitchTx):
                 continue
             op.unregister(buf, self)
             op.selector.chosen(o, ovl)
+            p.paths &= o.pmask
             p.out_port = self
             p.out_vl = ovl
             p.opt = o.index
@@ -279,10 +286,63 @@ class OptionSwitchTx(SwitchTx):
         return None, nxt
 
 
+class SlidRoute:
+    """The route entry of a DLID whose options the packet's SLID asks for (``optionsWhen = "slid"``,
+    Kim et al.'s multipath): SLID LSB 0, the DLID's own entry; 1, the named paths' next hops."""
+
+    __slots__ = ("single", "options", "arbitration")
+
+    def __init__(self, single: tuple, options: OptionSet, arbitration: bool):
+        self.single = single
+        self.options = options
+        self.arbitration = arbitration
+
+    def route(self, p) -> tuple:
+        if not p.slid & 1:
+            return self.single
+        if self.arbitration:
+            return (-1, self.options, ZERO_VLS)
+        from .switch import _OPTIONS
+
+        return (_OPTIONS, None, self.options)
+
+
+def _add_slid_options(node, routes: list, lft: list[int], per_port: list) -> None:
+    """Kim's layout (:mod:`ibfabric.plugins.routing.multipath`): entry ``base + 2P + 1`` of each
+    ``2^optionBits`` range is path ``P``'s next hop; a packet whose SLID's LSB is 1 may take any of
+    them that continues a path it is still on (``Packet.paths``)."""
+    from .switch import _BY_SLID
+
+    size = 1 << node.option_bits
+    n = len(per_port)
+    sets: dict[tuple, OptionSet] = {}
+    for base in range(0, len(lft) - size + 1, size):
+        masks: dict[int, int] = {}
+        for P, port in enumerate(lft[base + 1:base + size:2]):
+            if 0 < port < n and per_port[port][1] is not None:
+                masks[port] = masks.get(port, 0) | (1 << P)
+        if len(masks) < 2:
+            continue
+        key = tuple(sorted(masks.items()))
+        os_ = sets.get(key)
+        if os_ is None:
+            opts = [Option(per_port[port][1], per_port[port][2], k, pmask=m, adaptive=False)
+                    for k, (port, m) in enumerate(sorted(masks.items()))]
+            os_ = sets[key] = OptionSet(node, opts)
+        arbitration = node.select_at == "arbitration"
+        for dlid in range(base, base + size):
+            routes[dlid] = (_BY_SLID, None, SlidRoute(routes[dlid], os_, arbitration))
+
+
 def add_options(node, routes: list, lft: list[int], per_port: list) -> None:
     """Replace, in *routes* (one entry per DLID), the entries of DLIDs with LSB 1 whose
-    ``2^optionBits``-LID range holds more than one port by option-set entries."""
+    ``2^optionBits``-LID range holds more than one port by option-set entries (with
+    ``optionsWhen = "slid"``: :func:`_add_slid_options`)."""
     from .switch import _OPTIONS
+
+    if node.options_when == "slid":
+        _add_slid_options(node, routes, lft, per_port)
+        return
 
     size = 1 << node.option_bits
     mask = ~(size - 1)

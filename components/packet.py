@@ -44,7 +44,9 @@ class Packet:
     ``out_vl`` are the routing decision at the current switch, and ``opt``
     the routing option it took there (0: the only or the escape option;
     see :mod:`ibfabric.components.options`).  ``keep`` marks a packet that
-    selective droppers never discard (:mod:`ibfabric.plugins.droppers`).
+    selective droppers never discard (:mod:`ibfabric.plugins.droppers`);
+    ``paths`` is the set of path names (a bit mask) an adaptive packet on
+    Kim's multipath tables is still on.
     """
 
     slid: int
@@ -71,6 +73,7 @@ class Packet:
     cls: int = 0
     opt: int = 0
     keep: bool = False
+    paths: int = -1
 
     @classmethod
     def make(cls, slid: int, dlid: int, size: int, *, sl: int = 0, **kw) -> "Packet":

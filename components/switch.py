@@ -48,6 +48,8 @@ _LOCAL = (0, None, None)
 _NO_ROUTE = (NO_PORT, None, None)
 #: The port of a route entry whose routing options are chosen at lookup time.
 _OPTIONS = -1
+#: The port of a route entry whose options are asked for by the packet's SLID (``optionsWhen = "slid"``).
+_BY_SLID = -2
 
 
 class SwitchRx:
@@ -128,6 +130,11 @@ class SwitchRx:
             buf = self.bufs[vl]
             if op is not None:
                 ovl = sl2vl[p.sl]
+        if op is None:
+            if port == _BY_SLID:  # routing options asked for by the SLID (sl2vl holds the SlidRoute)
+                port, op, sl2vl = sl2vl.route(p)
+                if op is not None:
+                    ovl = VL15 if vl == VL15 else sl2vl[p.sl]
         if op is None:
             if port == 0:
                 self._consume(p, buf)
@@ -399,6 +406,9 @@ class Switch(IBNode):
         self.select_at = str(p["selectAt"])
         if self.select_at not in ("lookup", "arbitration"):
             raise ConfigError(f"{self.path}: 'selectAt' must be \"lookup\" or \"arbitration\" (got {self.select_at!r})")
+        self.options_when = str(p["optionsWhen"])
+        if self.options_when not in ("dlid", "slid"):
+            raise ConfigError(f"{self.path}: 'optionsWhen' must be \"dlid\" or \"slid\" (got {self.options_when!r})")
         self.escape_buffer = self.int_param("escapeBufferSize", 0, 1 << 30)
         if self.escape_buffer and self.escape_buffer > self.vl_buffer - CREDIT_BYTES:
             raise ConfigError(f"{self.path}: 'escapeBufferSize' ({self.escape_buffer}B) leaves no adaptive part of"

@@ -456,6 +456,14 @@ class Simulation:
         lmc = self.fabric.ep_lmc
         return [int(d) | 1 if d < len(owner) and owner[d] >= 0 and lmc[owner[d]] > 0 else int(d) for d in dlids]
 
+    def path_counts(self, dlids) -> list[int]:
+        """Per DLID, the paths its owner's LID range names in Kim's layout (``2^(LMC - 1)``; 0 without
+        a range): :mod:`ibfabric.plugins.routing.multipath`."""
+        owner = self.fabric.lid_owner
+        lmc = self.fabric.ep_lmc
+        return [1 << (int(lmc[owner[d]]) - 1) if d < len(owner) and owner[d] >= 0 and lmc[owner[d]] > 0 else 0
+                for d in (int(x) for x in dlids)]
+
     def warn(self, message: str) -> None:
         """Report something that looks wrong but runs: add it to :attr:`warnings` (the summary's
         ``"warnings"``) and issue it as an :class:`ibfabric.checks.IbfabricWarning` (the CLI
