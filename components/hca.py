@@ -627,6 +627,8 @@ class HCA(IBNode):
         self.load = float(p["load"])
         self.arrival = str(p["arrival"])
         self.adaptive = float(p["adaptive"])
+        if not 0.0 <= self.adaptive <= 1.0:
+            raise ConfigError(f"{self.path}: 'adaptive' must be a fraction from 0 to 1 (got {self.adaptive})")
         self.adaptive_by = str(p["adaptiveBy"])
         if self.adaptive_by not in ("dlid", "slid"):
             raise ConfigError(f"{self.path}: 'adaptiveBy' must be \"dlid\" or \"slid\" (got {self.adaptive_by!r})")
@@ -645,8 +647,6 @@ class HCA(IBNode):
         self.control_size = self.int_param("controlSize", 1, 1 << 16)
         if self.control_interval < 0:
             raise ConfigError(f"{self.path}: 'controlInterval' must be >= 0 (got {self.control_interval}ns)")
-        if not 0.0 <= self.adaptive <= 1.0:
-            raise ConfigError(f"{self.path}: 'adaptive' must be a fraction from 0 to 1 (got {self.adaptive})")
         if self.traffic:
             if not 0 < self.load:
                 raise ConfigError(f"{self.path}: 'load' must be > 0 when traffic is '{self.traffic}' (got {self.load})")
