@@ -14,7 +14,6 @@ becomes the head.
 
 from __future__ import annotations
 
-from .packet import VL15
 from .port import INF, return_credits
 
 __all__ = ["head_changed", "expire", "drop_head"]
@@ -60,17 +59,11 @@ def expire(tx, now: float) -> float:
 
 def drop_head(buf, now: float) -> None:
     """Discard the head packet of *buf* at *now* and make the next packet the head."""
-    from .options import OptionSet, refresh_escape
+    from .options import offer, refresh_escape, withdraw
 
     q = buf.q
     p = q[0]
-    op = p.out_port
-    if isinstance(op, OptionSet):
-        op.unregister(buf, None)
-    else:
-        c = op.cands[p.out_vl]
-        if buf in c:
-            c.remove(buf)
+    withdraw(buf)
     q.popleft()
     rx = buf.rx
     buf.occ -= p.credits
@@ -78,16 +71,7 @@ def drop_head(buf, now: float) -> None:
     return_credits(rx.upstream, buf.vl, t + rx.delay, p.credits)
     rx.sim.drop(p, rx.dropper.name, rx.node)
     if q:
-        n = q[0]
-        nop = n.out_port
-        if n.out_vl == VL15:
-            nop.mcands.append(buf)
-        else:
-            nop.cands[n.out_vl].append(buf)
-        t = n.ready_at
-        if rx.xbar_free > t:
-            t = rx.xbar_free
-        nop.poke(t)
+        offer(buf, q[0], rx.xbar_free)
     head_changed(buf, now)
     if buf.adaptive_cap:
         refresh_escape(buf)

@@ -38,8 +38,8 @@ from .packet import VL15
 from .port import INF
 from .switch import SwitchRx, SwitchTx
 
-__all__ = ["EscapeRead", "Option", "OptionSet", "OptionSwitchTx", "SplitRx", "ZERO_VLS", "add_options",
-           "refresh_escape"]
+__all__ = ["EscapeRead", "Option", "OptionSet", "OptionSwitchTx", "SplitRx", "ZERO_VLS", "add_options", "offer",
+           "refresh_escape", "withdraw"]
 
 #: The SL-to-VL "table" of an option-set route entry: the real mapping is per option.
 ZERO_VLS = [0] * 16
@@ -174,8 +174,6 @@ class OptionSwitchTx(SwitchTx):
     port through an adaptive option (lookup-time selection, ``p.opt > 0``)
     needs the escape reserve on top of its own credits.
     """
-
-    escape_reserve = 0
 
     def _send(self, buf, p, vl: int, now: float) -> float:
         p.opt = 0  # the option taken here means nothing at the next switch
@@ -417,27 +415,38 @@ def refresh_escape(buf) -> None:
     if old is not None and old.q[0] is new:
         return
     if old is not None:
-        _unregister(old)
+        withdraw(old)
         buf.escape = None
     if new is not None:
-        r = buf.escape = EscapeRead(buf, new)
-        op = new.out_port
-        op.cands[new.out_vl].append(r)
-        t = new.ready_at
-        if buf.rx.xbar_free > t:
-            t = buf.rx.xbar_free
-        op.poke(t)
+        buf.escape = EscapeRead(buf, new)
+        offer(buf.escape, new, buf.rx.xbar_free)
 
 
-def _unregister(r: EscapeRead) -> None:
-    p = r.q[0]
+def withdraw(cand) -> None:
+    """Take *cand* (an input buffer, or a read point) out of the candidates of its packet's port(s)."""
+    p = cand.q[0]
     op = p.out_port
     if isinstance(op, OptionSet):
-        op.unregister(r, None)
+        op.unregister(cand, None)
     else:
         c = op.cands[p.out_vl]
-        if r in c:
-            c.remove(r)
+        if cand in c:
+            c.remove(cand)
+
+
+def offer(cand, p, after: float) -> None:
+    """Make *p*, read through *cand*, a candidate of its port(s) and have them look once it may
+    cross (not before *after*).  :func:`~ibfabric.components.switch.cross` does the same inline
+    for the heads it exposes, on the per-packet path."""
+    op = p.out_port
+    if p.out_vl == VL15:
+        op.mcands.append(cand)
+    else:
+        op.cands[p.out_vl].append(cand)
+    t = p.ready_at
+    if after > t:
+        t = after
+    op.poke(t)
 
 
 def send_escape(r: EscapeRead, p, now: float) -> float:

@@ -192,6 +192,9 @@ class TxPort(salabim.Component):
         packet wants this port.
     """
 
+    #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
+    escape_reserve = 0
+
     def __init__(self, node, port: int, link: "Link", nvl: int, arbiter, env: salabim.Environment):
         self.node = node
         self.port = port

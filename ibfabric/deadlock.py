@@ -141,7 +141,7 @@ def _waits_of(p, now: float, credit_starved) -> list | None:
         used = op.obytes[ovl] - op.freed_by(ovl, now)
         leaving = op.on_link is not None and op.on_link[1] == ovl and op.on_link[0] > now
         return [("out", id(op), ovl)] if used + p.size > op.ocap and not leaving else None
-    need = p.credits + (op.escape_reserve if p.opt > 0 else 0) if hasattr(op, "escape_reserve") else p.credits
+    need = p.credits + (op.escape_reserve if p.opt > 0 else 0)
     if isinstance(op.peer_rx, SwitchRx) and credit_starved(op, ovl, p, need):
         return [("in", id(op.peer_rx.bufs[ovl]))]
     return None
