@@ -173,6 +173,8 @@ class BufferedSwitchTx(SwitchTx):
             return
         vl, buf, p = found
         self.rr = vl + 1 if vl + 1 < nvl else 0
+        if self.wrr:
+            self.grant(vl, buf.rx.port)
         self.cands[vl].remove(buf)
         xend = cross(buf, p, now)
         self.xbar_out_free = xend

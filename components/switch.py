@@ -186,6 +186,9 @@ class SwitchTx(TxPort):
     """The transmitter of one switch port: picks the next packet among the
     input buffers whose head packet is routed to it."""
 
+    #: weighted round robin among the inputs (components/crossbar.py); FIFO order otherwise
+    wrr = False
+
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.mcands: list[InputBuffer] = []
@@ -418,6 +421,11 @@ class Switch(IBNode):
         if (self.option_bits or self.escape_buffer or self.lifetimes) and self.out_buffer:
             what = "packet lifetimes (dropper)" if self.lifetimes else "routing options and escape buffers"
             raise ConfigError(f"{self.path}: {what} need an input-queued switch (outputBufferSize = 0B)")
+        self.xbar_arbiter = str(p["crossbarArbiter"])
+        if self.xbar_arbiter not in ("fifo", "wrr"):
+            raise ConfigError(f"{self.path}: 'crossbarArbiter' must be \"fifo\" or \"wrr\" (got {self.xbar_arbiter!r})")
+        if self.xbar_arbiter == "fifo" and str(p["crossbarWeights"]).strip():
+            raise ConfigError(f"{self.path}: 'crossbarWeights' needs crossbarArbiter = \"wrr\"")
         if self.option_bits:
             self.selector = plugins.path_selectors.get(str(p["pathSelector"])).create(
                 parse_options(str(p["pathSelectorOptions"]), self.path, "pathSelectorOptions"), self.rng,
@@ -427,16 +435,29 @@ class Switch(IBNode):
         self._route_cache: dict[tuple, list] = {}
 
     def _build_transmitters(self) -> None:
+        wrr = self.xbar_arbiter == "wrr"
+        if wrr:
+            from .crossbar import parse_weights, wrr_class
+
+            given = parse_weights(str(self.params["crossbarWeights"]), list(self.links), self.path)
+            weights = [given.get(port, 1) for port in range(max(self.links, default=0) + 1)]
+
         def make(port, link, nvl, arb, env):
             if self.out_buffer:
-                from .outbuf import BufferedSwitchTx
+                from .outbuf import BufferedSwitchTx as cls
 
-                return BufferedSwitchTx(self, port, link, nvl, arb, env, self.out_buffer)
-            if self.option_bits or self.escape_buffer or self.lifetimes:
-                from .options import OptionSwitchTx
+                extra = (self.out_buffer,)
+            elif self.option_bits or self.escape_buffer or self.lifetimes:
+                from .options import OptionSwitchTx as cls
 
-                return OptionSwitchTx(self, port, link, nvl, arb, env)
-            return SwitchTx(self, port, link, nvl, arb, env)
+                extra = ()
+            else:
+                cls, extra = SwitchTx, ()
+            if wrr:
+                tx = wrr_class(cls)(self, port, link, nvl, arb, env, *extra)
+                tx.init_wrr(weights)
+                return tx
+            return cls(self, port, link, nvl, arb, env, *extra)
 
         self.build_transmitters(make)
         width = max(self.links, default=0) + 1
