@@ -639,6 +639,7 @@ class HCA(IBNode):
         self.realtime = str(p["realtime"])
         self.realtime_load = float(p["realtimeLoad"])
         self.realtime_sl = self.int_param("realtimeSL", 0, 14)
+        self.realtime_sls = self.int_param("realtimeSLs", 1, 15 - self.realtime_sl)
         self.realtime_dst = int(p["realtimeDestination"])
         self.realtime_streams = self.int_param("realtimeStreams", 0, 4096)
         if not 0.0 <= self.realtime_load <= 10.0:
@@ -725,7 +726,8 @@ class HCA(IBNode):
         for s in start_sources(self):
             self._add_source(tx, s)
             if isinstance(s, MpegSource):
-                tx.use_sl(s.sl)
+                for sl in sorted(set(s.sls)):
+                    tx.use_sl(sl)
         tx.poke(0.0)
 
     @staticmethod

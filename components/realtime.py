@@ -11,7 +11,8 @@ Per HCA, beside the best-effort pattern traffic (``traffic``, ``load``):
   (``realtimeDestination``, -1 = chosen uniformly at random among the
   other hosts, per stream, seeded).  Each frame is segmented into MTU
   packets plus headers (padded to full size, Kim's fixed-size packets)
-  queued at once, as a burst, on SL ``realtimeSL``.  Packets carry the
+  queued at once, as a burst, on SL ``realtimeSL`` (with ``realtimeSLs = k``
+  the streams take SLs ``realtimeSL .. realtimeSL + k - 1`` in turn).  Packets carry the
   stream in ``flow`` (``STREAM_BASE + host x MAX_STREAMS + j``), the frame
   in ``msg`` (``last`` on its final packet), traffic class 2 (real time)
   and ``keep`` on the packets selective dropping must spare
@@ -77,7 +78,7 @@ class MpegSource:
     lazy = False
 
     def __init__(self, hca, tx, src: int, dsts: list[int], dlids: list[int], model, rate_bps: float, sl: int,
-                 rng: np.random.Generator, start: float = 0.0):
+                 rng: np.random.Generator, start: float = 0.0, sls: int = 1):
         self.sim = hca.sim
         self.stats = hca.sim.stats
         self.tx = tx
@@ -85,6 +86,8 @@ class MpegSource:
         self.src, self.sl = src, sl
         n = len(dsts)
         self.dsts, self.dlids = list(dsts), list(dlids)
+        #: stream j's SL: the streams take the *sls* SLs from *sl* on in turn
+        self.sls = [sl + j % sls for j in range(n)]
         self.flows = [STREAM_BASE + src * MAX_STREAMS + j for j in range(n)]
         self.model = model.at_rate(rate_bps / n)
         self.period = 1e9 / self.model.fps
@@ -118,7 +121,7 @@ class MpegSource:
         from ibfabric.mpeg import protected
 
         stop = self.sim.traffic_stop
-        q = self.tx.sendq[self.sl]
+        sendq = self.tx.sendq
         next_id = self.sim.next_message_id
         heap = self.heap
         while heap and heap[0][0] <= now:
@@ -131,9 +134,10 @@ class MpegSource:
             sizes = self._packets(size)
             n = len(sizes)
             msg = next_id()
-            dlid, dst, flow = self.dlids[j], self.dsts[j], self.flows[j]
+            dlid, dst, flow, sl = self.dlids[j], self.dsts[j], self.flows[j], self.sls[j]
+            q = sendq[sl]
             for i, sz in enumerate(sizes):
-                q.append(Packet(self.slid, dlid, self.sl, sz, (sz + 63) >> 6, self.src, dst, t, 0, 2, flow, msg, i,
+                q.append(Packet(self.slid, dlid, sl, sz, (sz + 63) >> 6, self.src, dst, t, 0, 2, flow, msg, i,
                                 i == n - 1, cls=2, keep=protected(kind, i, n)))
             self.tx.queued += n
             self.stats.add_generated(n, sum(sizes), t)
@@ -249,7 +253,7 @@ def start_sources(hca) -> list:
         else:
             dsts = [dst] * count
         out.append(MpegSource(hca, tx, src, dsts, [int(dlids[d]) for d in dsts], model, rate, hca.realtime_sl,
-                              rng))
+                              rng, sls=hca.realtime_sls))
         deadlines_for(sim)
     if hca.control_interval > 0 and n > 1:
         rng = module_rng(sim.seed, f"{hca.path}:control")

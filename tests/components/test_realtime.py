@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.realtime import STREAM_BASE, MpegSource
+from ibfabric.components.realtime import MAX_STREAMS, STREAM_BASE, MpegSource
 from ibfabric.deadlines import deadline_stats
 from ibfabric.errors import ConfigError
 from ibfabric.mpeg import protected
@@ -75,6 +75,17 @@ class TestStreams:
         # offered real-time bytes: the load plus about 6 % of headers and padding to full packets
         assert 0.035 * 1.0 < s["by_class"]["real_time"]["accepted_load"] < 0.035 * 1.12
 
+    def test_streams_spread_over_consecutive_sls(self):
+        ov = dict(MIX, **{"**.traffic": "\"\"", "**.realtimeLoad": "0.035", "**.realtimeSLs": "3", "**.numVLs": "4",
+                          "**.slPriority": '"1 2 3 0"'})
+        sim = Simulation("kim2007_15", overrides=ov, seed=1)
+        sim.run("20ms")
+        log = sim.stats.arrays()
+        rt = log["cls"] == 2
+        assert set(np.unique(log["sl"][rt]).tolist()) == {1, 2, 3}
+        for flow, sl in zip(log["flow"][rt][:2000].tolist(), log["sl"][rt][:2000].tolist()):
+            assert sl == 1 + (flow - STREAM_BASE) % MAX_STREAMS % 3  # stream j of its host: SL 1 + j mod 3
+
     def test_control_packets_every_interval_on_vl15(self, low):
         sim, s = low
         log = sim.stats.arrays()
@@ -118,6 +129,7 @@ class TestErrors:
         ({"**.realtimeDestination": "0"}, "'realtimeDestination' must be another host"),
         ({"**.realtimeLoad": "-1"}, "'realtimeLoad' must be from 0 to 10"),
         ({"**.realtimeLoad": "9", "**.realtime": '"low"'}, "at most 4096"),
+        ({"**.realtimeSL": "13", "**.realtimeSLs": "3"}, "'realtimeSLs' must be an integer in 1..2"),
     ])
     def test_clear_errors(self, over, message):
         ov = dict(MIX, **{"**.load": "0.01", "**.realtimeLoad": "0.02"})
