@@ -52,6 +52,14 @@ class TestShippedFiles:
         hosts_per_switch = (~f.is_switch[f.peer_node[f.switches, 1:6]]).sum(axis=1)
         assert hosts_per_switch.min() >= 1 and hosts_per_switch.sum() == len(f.cas)
 
+    def test_one_host_per_switch_variant(self):
+        full = load_fabric(str(TOPOLOGIES / "kim2007_15.ned"))
+        one = load_fabric(str(TOPOLOGIES / "kim2007_15h1.ned"))
+        assert {short(one.nodes[int(c)].name) for c in one.cas} == {f"h{s}_0" for s in range(15)}
+        switch_links = [k for k in link_key(full) if k[0].startswith("sw") and k[2].startswith("sw")]
+        assert [k for k in link_key(one) if k[0].startswith("sw") and k[2].startswith("sw")] == switch_links
+        assert set(link_key(one)) < set(link_key(full))
+
     def test_15_switch_numbers_of_the_paper(self):
         f = load_fabric(str(TOPOLOGIES / "kim2007_15.ned"))
         g = switch_graph(f)
