@@ -110,7 +110,8 @@ def check_format(path: str | os.PathLike) -> str:
 
 
 def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str | None = None,
-                facet: str | None = None, title: str | None = None, logy: bool = False) -> Figure:
+                facet: str | None = None, title: str | None = None, logy: bool = False,
+                unsaturated: bool = False) -> Figure:
     """Draw statistic *y* against statistic *x*, one point per configuration of a sweep.
 
     Parameters
@@ -127,6 +128,12 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
     title : str, optional
     logy : bool
         A logarithmic y axis.
+    unsaturated : bool
+        Leave out the configurations in which any repetition saturated
+        (its ``saturated`` statistic), so that each line stops at the
+        saturation point as latency-throughput curves in papers do;
+        accepted traffic past saturation falls as the backlog grows and
+        would turn the line back.
 
     Returns
     -------
@@ -141,7 +148,8 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
     ConfigError
         Matplotlib is missing, *x* or *y* is not a statistic of the sweep,
         or *hue* or *facet* not one of its iteration variables (the
-        message lists the valid ones).
+        message lists the valid ones), or *unsaturated* is asked for a
+        sweep without a ``saturated`` statistic.
     """
     require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -152,7 +160,8 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
     stat_i = cols.index("statistic")
     var_names = cols[1:stat_i]
     stats = list(dict.fromkeys(table.column("statistic")))
-    for stat in (x, y):
+    wanted = (x, y, "saturated") if unsaturated else (x, y)
+    for stat in wanted:
         if stat not in stats:
             choices = f"choose from {', '.join(stats)}" if stats else "the sweep has no results"
             raise ConfigError(f"unknown statistic '{stat}': {choices}")
@@ -164,7 +173,7 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
     # configuration (experiment, variable values) -> statistic -> (n, mean, std, low, high)
     configs: dict[tuple, dict[str, tuple]] = {}
     for row in table.rows:
-        if row[stat_i] in (x, y):
+        if row[stat_i] in wanted:
             configs.setdefault(tuple(_plain(v) for v in row[:stat_i]), {})[row[stat_i]] = row[stat_i + 1:]
     several = len({row[0] for row in table.rows}) > 1
     hue_i = cols.index(hue) if hue else None
@@ -174,6 +183,8 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
     lines: dict[Any, dict[tuple, list[tuple]]] = {}
     for config, by_stat in configs.items():
         if x not in by_stat or y not in by_stat:
+            continue
+        if unsaturated and by_stat.get("saturated", (0, 0.0))[1] > 0:
             continue
         fv = config[facet_i] if facet_i is not None else None
         lk = (config[0] if several else None, config[hue_i] if hue_i is not None else None)
@@ -247,12 +258,13 @@ def save(fig: Figure, path: str | os.PathLike) -> Path:
 
 
 def plot(source: str | os.PathLike | Table, x: str, y: str, *, hue: str | None = None, facet: str | None = None,
-         path: str | os.PathLike | None = None, title: str | None = None, logy: bool = False) -> Path:
+         path: str | os.PathLike | None = None, title: str | None = None, logy: bool = False,
+         unsaturated: bool = False) -> Path:
     """Draw *y* against *x* for a sweep (:func:`make_figure`) and write the figure.
 
     Parameters
     ----------
-    source, x, y, hue, facet, title, logy
+    source, x, y, hue, facet, title, logy, unsaturated
         As for :func:`make_figure`.
     path : path, optional
         The figure file, .png, .svg or .pdf; default
@@ -277,4 +289,5 @@ def plot(source: str | os.PathLike | Table, x: str, y: str, *, hue: str | None =
     if path is None:
         path = default_path("." if isinstance(source, Table) else source, x, y)
     check_format(path)
-    return save(make_figure(source, x, y, hue=hue, facet=facet, title=title, logy=logy), path)
+    return save(make_figure(source, x, y, hue=hue, facet=facet, title=title, logy=logy, unsaturated=unsaturated),
+                path)

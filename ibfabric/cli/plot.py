@@ -27,6 +27,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="figure file, .png, .svg or .pdf (default DIR/plot-<Y>-vs-<X>.png)")
     p.add_argument("--title", metavar="T", help="title of the figure")
     p.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    p.add_argument("--unsaturated", action="store_true",
+                   help="leave out the configurations whose runs saturated (each line stops at saturation)")
     return p
 
 
@@ -43,6 +45,6 @@ def run(args) -> int:
         print(f"ibfabric: warning: {len(table.failures)} of {len(table.runs)} runs failed and are left out",
               file=sys.stderr)
     path = plot(table, args.x, args.y, hue=args.hue, facet=args.facet, path=path, title=args.title,
-                logy=args.logy)
+                logy=args.logy, unsaturated=args.unsaturated)
     print(f"figure written to {path}")
     return 0

@@ -68,6 +68,13 @@ class TestMakeFigure:
             assert list(line.get_ydata()) == [LATENCY[routing, load] for load in (0.1, 0.2, 0.3)]
         assert len(ax.collections) == 2  # a confidence band per line: 3 repetitions
 
+    def test_unsaturated_lines_stop_at_saturation(self, mpl, sweep):
+        # the fixture's runs saturate above 0.25: the 0.3 points are left out
+        (ax,) = make_figure(sweep, "offered_load", "latency_mean", hue="routing", unsaturated=True).axes
+        assert [list(line.get_xdata()) for line in lines_of(ax)] == [[0.1, 0.2], [0.1, 0.2]]
+        (ax,) = make_figure(sweep, "offered_load", "latency_mean", hue="routing").axes
+        assert [list(line.get_xdata()) for line in lines_of(ax)] == [[0.1, 0.2, 0.3]] * 2
+
     def test_band_is_the_confidence_interval(self, mpl, sweep):
         fig = make_figure(sweep, "offered_load", "packets_delivered")  # 100, 200, 300 at every point
         (ax,) = fig.axes
