@@ -154,6 +154,10 @@ class SwitchRx:
             return
         p.out_port = op
         p.out_vl = ovl
+        self.store(p, buf, op, ovl)
+
+    def store(self, p, buf: InputBuffer, op, ovl: int) -> None:
+        """Append the routed packet *p* to *buf*; a new head becomes a candidate of its output port."""
         t = p.ready_at = p.head_at + self.route_delay
         q = buf.q
         q.append(p)
@@ -376,6 +380,8 @@ class Switch(IBNode):
             rx_class = SwitchRx
             if self.escape_buffer or self.lifetimes:
                 from .options import SplitRx as rx_class
+            elif self.voq:
+                from .voq import VoqRx as rx_class
             for port, (peer, _pp, link) in self.links.items():
                 nvl = self.link_vls(peer)
                 self.rx[port] = rx_class(
@@ -426,6 +432,13 @@ class Switch(IBNode):
             raise ConfigError(f"{self.path}: 'crossbarArbiter' must be \"fifo\" or \"wrr\" (got {self.xbar_arbiter!r})")
         if self.xbar_arbiter == "fifo" and str(p["crossbarWeights"]).strip():
             raise ConfigError(f"{self.path}: 'crossbarWeights' needs crossbarArbiter = \"wrr\"")
+        queues = str(p["inputQueues"])
+        if queues not in ("fifo", "voq"):
+            raise ConfigError(f"{self.path}: 'inputQueues' must be \"fifo\" or \"voq\" (got {queues!r})")
+        self.voq = queues == "voq"
+        if self.voq and (self.option_bits or self.escape_buffer or self.lifetimes):
+            what = "packet lifetimes (dropper)" if self.lifetimes else "routing options and escape buffers"
+            raise ConfigError(f"{self.path}: {what} need one FIFO per input VL (inputQueues = \"fifo\")")
         if self.option_bits:
             self.selector = plugins.path_selectors.get(str(p["pathSelector"])).create(
                 parse_options(str(p["pathSelectorOptions"]), self.path, "pathSelectorOptions"), self.rng,

@@ -81,7 +81,10 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
             for buf in rx.bufs:
                 if not buf.q or buf.hq_expire < INF:  # a head that will expire frees the buffer
                     continue
-                reads = [buf.q[0]] if buf.escape is None else [buf.q[0], buf.escape.q[0]]
+                if hasattr(buf, "voqs"):  # virtual output queues: the buffer drains if any queue's head can move
+                    reads = buf.heads()
+                else:
+                    reads = [buf.q[0]] if buf.escape is None else [buf.q[0], buf.escape.q[0]]
                 waits: list = []
                 for p in reads:
                     w = _waits_of(p, now, credit_starved)

@@ -1,0 +1,123 @@
+"""Virtual output queues in the switch input buffers (switch parameter ``inputQueues = "voq"``).
+
+With ``inputQueues = "fifo"`` (the default) each input VL buffer is one FIFO
+and only its head packet may cross the crossbar: a head whose output is busy
+holds back the packets behind it that go elsewhere (head-of-line blocking;
+a single switch under uniform traffic then saturates near 2 - sqrt(2) = 0.59
+of the link rate, the classic result for FIFO input queueing).
+
+With ``"voq"`` each input VL buffer keeps one queue per output port inside
+it.  Flow control is unchanged, as IBA requires: the upstream port holds
+credits for the whole VL buffer, whichever queue a packet joins, and gets
+them back when the packet has crossed.  Every non-empty queue's head is a
+candidate of its output port at once, so a packet waits only for its own
+output; packets of one VL bound for one output still leave in order.  The
+input's crossbar connection still carries one packet at a time, and the
+output ports choose among inputs as ``crossbarArbiter`` says (first come or
+weighted round robin, :mod:`ibfabric.components.crossbar`).
+
+VL15 keeps its single FIFO.  Routing options, split escape buffers and
+lifetime droppers, whose mechanisms are defined on one FIFO per VL, need
+``inputQueues = "fifo"``; output buffers work with either.
+"""
+
+from __future__ import annotations
+
+from .port import INF
+from .switch import SwitchRx
+
+__all__ = ["VoqPool", "VoqQueue", "VoqRx"]
+
+
+class VoqQueue:
+    """The packets of one input VL bound for one output port (looks like an input buffer to the ports)."""
+
+    __slots__ = ("q", "vl", "rx", "pool", "out", "_occ", "max_occ", "escape", "hq_expire", "adaptive_cap")
+
+    def __init__(self, pool: "VoqPool", out: int):
+        from collections import deque
+
+        self.q = deque()
+        self.pool = pool
+        self.vl = pool.vl
+        self.rx = pool.rx
+        self.out = out
+        self._occ = 0
+        self.max_occ = 0
+        self.escape = None
+        self.hq_expire = INF
+        self.adaptive_cap = 0
+
+    @property
+    def occ(self) -> int:
+        """Credits held by this queue's packets (its pool counts the sum)."""
+        return self._occ
+
+    @occ.setter
+    def occ(self, value: int) -> None:
+        self.pool.occ += value - self._occ
+        self._occ = value
+
+    @property
+    def capacity(self) -> int:
+        return self.pool.capacity
+
+    @property
+    def name(self) -> str:
+        return f"{self.pool.name} to port {self.out}"
+
+    def __repr__(self) -> str:
+        return f"<VoqQueue {self.name} {len(self.q)} pkts {self._occ} credits>"
+
+
+class VoqPool:
+    """One input VL buffer of a switch with virtual output queues: the credits its queues share."""
+
+    __slots__ = ("vl", "rx", "capacity", "occ", "max_occ", "voqs", "escape", "hq_expire", "adaptive_cap")
+
+    def __init__(self, rx, vl: int, capacity: int, ports: list[int]):
+        self.vl = vl
+        self.rx = rx
+        self.capacity = capacity
+        self.occ = 0
+        self.max_occ = 0
+        self.escape = None
+        self.hq_expire = INF
+        self.adaptive_cap = 0
+        width = max(ports, default=0) + 1
+        self.voqs: list[VoqQueue | None] = [VoqQueue(self, p) if p in ports else None for p in range(width)]
+
+    @property
+    def q(self) -> list:
+        """Every packet of the buffer, queue by queue (for counting and inspection)."""
+        return [p for v in self.voqs if v is not None for p in v.q]
+
+    def heads(self) -> list:
+        """The head packet of every non-empty queue."""
+        return [v.q[0] for v in self.voqs if v is not None and v.q]
+
+    @property
+    def name(self) -> str:
+        return f"{self.rx.node.path}.port[{self.rx.port}] VL{self.vl}"
+
+    def __repr__(self) -> str:
+        return f"<VoqPool {self.name} {self.occ}/{self.capacity} credits>"
+
+
+class VoqRx(SwitchRx):
+    """A switch input port whose data VL buffers hold one queue per output port."""
+
+    __slots__ = ()
+
+    def __init__(self, node, port: int, nvl: int, buf_credits: int, vl15_credits: int, delay: float):
+        super().__init__(node, port, nvl, buf_credits, vl15_credits, delay)
+        ports = sorted(node.links)
+        self.bufs = [VoqPool(self, vl, buf_credits, ports) for vl in range(nvl)]
+
+    def store(self, p, buf, op, ovl: int) -> None:
+        if buf is self.vl15:
+            SwitchRx.store(self, p, buf, op, ovl)
+            return
+        SwitchRx.store(self, p, buf.voqs[op.port], op, ovl)  # the queue's occ setter counts the pool too
+        if buf.occ > buf.max_occ:
+            buf.max_occ = buf.occ
