@@ -34,8 +34,8 @@ from ibfabric.errors import ConfigError
 from . import validate
 from .fabric import FabricGraph
 
-__all__ = ["MCAST_LID_START", "MCAST_LID_END", "MulticastTables", "check_multicast", "parse_mfts", "read_mfts",
-           "shared_tree", "write_mfts"]
+__all__ = ["MCAST_LID_START", "MCAST_LID_END", "MulticastTables", "check_multicast", "flood", "parse_mfts",
+           "read_mfts", "shared_tree", "write_mfts"]
 
 #: The multicast LID range (IBA 1.2 §4.1.1; 0xFFFF is the permissive LID, not a group).
 MCAST_LID_START = 0xC000
@@ -53,10 +53,18 @@ class MulticastTables:
     ``masks[mlid]`` is a boolean array of shape ``(switches, width)``, rows
     in :attr:`FabricGraph.switches` order, ``width`` one more than the
     highest port number of any switch; port 0 is the switch itself.
+
+    ``groups`` are the multicast groups the masks serve
+    (:class:`~ibfabric.components.mgroups.MulticastGroup`, with their MLIDs)
+    and ``engine`` the multicast routing engine that built them; a dump read
+    back has neither.  Equality compares the masks only.
     """
 
-    def __init__(self, fabric: FabricGraph, masks: dict[int, np.ndarray] | None = None):
+    def __init__(self, fabric: FabricGraph, masks: dict[int, np.ndarray] | None = None, *, groups: Sequence = (),
+                 engine: str = ""):
         self.fabric = fabric
+        self.groups: tuple = tuple(groups)
+        self.engine = engine
         self.width = max((fabric.nodes[int(n)].num_ports for n in fabric.switches), default=0) + 1
         self.masks: dict[int, np.ndarray] = {}
         for mlid, m in (masks or {}).items():
@@ -106,18 +114,62 @@ class MulticastTables:
         m = self.masks.get(mlid)
         return [] if m is None else np.flatnonzero(m[self._row(switch_node)]).tolist()
 
+    def entries(self) -> dict[int, dict[int, tuple[int, ...]]]:
+        """Every switch's MFT as the data path uses it: switch node -> {MLID: output ports}.
+
+        Output ports exclude port 0 (the switch itself); MLIDs whose mask has
+        no other port on a switch are left out, and so are switches without
+        entries.  One pass over the MLIDs, whatever the number of switches.
+        """
+        out: dict[int, dict[int, tuple[int, ...]]] = {}
+        switches = self.fabric.switches.tolist()
+        for mlid in sorted(self.masks):
+            rows, ports = np.nonzero(self.masks[mlid][:, 1:])
+            for r, p in zip(rows.tolist(), (ports + 1).tolist()):
+                out.setdefault(switches[r], {}).setdefault(mlid, []).append(p)
+        return {sw: {m: tuple(p) for m, p in e.items()} for sw, e in out.items()}
+
+    def switch_entries(self, switch_node: int) -> dict[int, tuple[int, ...]]:
+        """One switch's MFT: {MLID: output ports}, port 0 excluded (see :meth:`entries`)."""
+        r = self._row(switch_node)
+        out = {}
+        for mlid in sorted(self.masks):
+            ports = np.flatnonzero(self.masks[mlid][r, 1:])
+            if len(ports):
+                out[mlid] = tuple((ports + 1).tolist())
+        return out
+
+    def group(self, name: str):
+        """The group called *name* (KeyError listing the groups if none is)."""
+        for g in self.groups:
+            if g.name == name:
+                return g
+        raise KeyError(f"no multicast group '{name}' (groups: {', '.join(g.name for g in self.groups) or 'none'})")
+
+    def group_of(self, mlid: int):
+        """The group whose packets carry *mlid* (None if no group uses it)."""
+        index = self.__dict__.get("_by_mlid")
+        if index is None or index[0] is not self.groups:
+            index = self._by_mlid = (self.groups, {m: g for g in self.groups for m in g.sender_mlids})
+        return index[1].get(mlid)
+
     def copy(self) -> "MulticastTables":
-        return MulticastTables(self.fabric, self.masks)
+        return MulticastTables(self.fabric, self.masks, groups=self.groups, engine=self.engine)
 
 
-def shared_tree(tables: MulticastTables, mlid: int, members: Sequence[int], root: int | None = None) -> None:
+def shared_tree(tables: MulticastTables, mlid: int, members: Sequence[int], root: int | None = None, *,
+                senders: Sequence[int] = ()) -> None:
     """Set the masks of *mlid* to one tree shared by every sender: the breadth-first tree of the
     switches from *root* (default: the switch of the first member), pruned to the branches that
-    lead to a member; *members* are endpoint indices (CA ports or switches)."""
+    lead to a member; *members* are endpoint indices (CA ports or switches).  The switches of
+    *senders* that are not members (IBA's send-only members) stay in the tree without their
+    port in the mask, so that their packets enter it."""
     g = tables.fabric
     att_node, att_port = g.attachments()
     leaves = {int(att_node[e]) for e in members}
-    if -1 in leaves:
+    member_set = {int(e) for e in members}
+    send_only = [int(e) for e in senders if int(e) not in member_set]
+    if -1 in leaves or any(att_node[e] < 0 for e in send_only):
         raise ValueError("a member is not attached to a switch")
     if not leaves:
         return
@@ -132,11 +184,13 @@ def shared_tree(tables: MulticastTables, mlid: int, members: Sequence[int], root
                 parent[y] = (x, p)
                 q.append(y)
     ports: dict[int, set[int]] = {}
-    for e in members:
+    for e in [*members, *send_only]:
         sw = int(att_node[e])
         if sw not in parent:
             raise ValueError(f"{g.endpoint_name(int(e))} is not connected to the tree's root")
-        ports.setdefault(sw, set()).add(int(att_port[e]))
+        ports.setdefault(sw, set())
+        if int(e) in member_set:
+            ports[sw].add(int(att_port[e]))
         while parent[sw][0] >= 0:
             up, up_port = parent[sw]
             ports[up] = ports.get(up, set()) | {up_port}
@@ -171,31 +225,7 @@ def check_multicast(tables: MulticastTables) -> list[str]:
                 if p and g.peer_node[sw, p] < 0:
                     problems.append(f"MLID 0x{mlid:04X}: {names[sw]} port {p} is in the mask but leads nowhere")
         for src in members:
-            got: dict[int, int] = {}
-            seen: set[int] = set()
-            q = deque([(int(att_node[src]), int(att_port[src]))])
-            loop = None
-            while q:
-                sw, inp = q.popleft()
-                if sw in seen:
-                    loop = sw
-                    break
-                seen.add(sw)
-                for p in np.flatnonzero(mask[rows[sw]]).tolist():
-                    if p == inp:
-                        continue
-                    if p == 0:
-                        e = g.endpoint_of(sw)
-                        got[e] = got.get(e, 0) + 1
-                        continue
-                    y = int(g.peer_node[sw, p])
-                    if y < 0:
-                        continue
-                    if g.is_switch[y]:
-                        q.append((y, int(g.peer_port[sw, p])))
-                    else:
-                        e = g.endpoint_of(y, int(g.peer_port[sw, p]))
-                        got[e] = got.get(e, 0) + 1
+            got, loop = flood(g, mask, int(att_node[src]), int(att_port[src]))
             who = g.endpoint_name(src)
             if loop is not None:
                 problems.append(f"MLID 0x{mlid:04X}: from {who} packets reach {names[loop]} twice (a loop or a"
@@ -209,6 +239,38 @@ def check_multicast(tables: MulticastTables) -> list[str]:
             if twice:
                 problems.append(f"MLID 0x{mlid:04X}: from {who} reached more than once: {', '.join(twice[:5])}")
     return problems
+
+
+def flood(g: FabricGraph, mask: np.ndarray, switch: int, in_port: int) -> tuple[dict[int, int], int | None]:
+    """Follow one packet of an MLID whose port masks are *mask* (switch rows x ports) that enters
+    *switch* on *in_port*, as IBA switches forward it: to every port of the mask but the one it
+    arrived on.  Returns ``(copies, loop)``: how many copies each endpoint receives, and a switch
+    the packet reaches twice (a loop or two paths; the walk stops there), or None."""
+    rows = g.switch_row
+    got: dict[int, int] = {}
+    seen: set[int] = set()
+    q = deque([(switch, in_port)])
+    while q:
+        sw, inp = q.popleft()
+        if sw in seen:
+            return got, sw
+        seen.add(sw)
+        for p in np.flatnonzero(mask[rows[sw]]).tolist():
+            if p == inp:
+                continue
+            if p == 0:
+                e = g.endpoint_of(sw)
+                got[e] = got.get(e, 0) + 1
+                continue
+            y = int(g.peer_node[sw, p])
+            if y < 0:
+                continue
+            if g.is_switch[y]:
+                q.append((y, int(g.peer_port[sw, p])))
+            else:
+                e = g.endpoint_of(y, int(g.peer_port[sw, p]))
+                got[e] = got.get(e, 0) + 1
+    return got, None
 
 
 def _check_mlid(mlid: int) -> int:

@@ -3,7 +3,10 @@
 At time 0 (init stage 2) it reads the subnet from the built network, gives a
 LID to every port that has none (breadth-first from the node it runs on),
 runs the routing-engine plugin named by its ``routing`` parameter and
-installs the resulting forwarding tables in every switch.  Discovery with
+installs the resulting forwarding tables in every switch.  With multicast
+groups declared (``multicastGroups``), the multicast-routing plugin named by
+``multicastRouting`` then builds their multicast forwarding tables, published
+as ``sim.tables.mft`` (:mod:`ibfabric.components.mtrees`).  Discovery with
 directed-route SMPs, sweeps and change assimilation belong to the dynamic
 subnet manager.
 """
@@ -74,6 +77,12 @@ class SubnetManager(Module):
         sim.routing_time = time.perf_counter() - t0
         if not isinstance(tables, ForwardingTables):
             raise PluginError(f"routing engine '{name}' returned {type(tables).__name__}, not ForwardingTables")
+        groups = str(self.params["multicastGroups"])
+        if groups.strip():  # without groups the MFTs stay empty and nothing else is looked at
+            from .mtrees import route_groups
+
+            tables.mft = route_groups(tables, groups, str(self.params["multicastRouting"]),
+                                      str(self.params["multicastOptions"]), sim.plugins, self.rng, owner=self.path)
         self.install(tables)
         return tables
 
@@ -120,4 +129,27 @@ class SubnetManager(Module):
                 raise PluginError(f"routing engine '{tables.engine}' sends LID {lid}{whose} to port 0 of {node.path}, "
                                   f"which only the switch's own LIDs may use")
             node.install_lft(ports)
+        if len(tables.mft):  # multicast groups were declared
+            self._install_mfts(tables.mft)
         sim.tables = tables
+
+    def _install_mfts(self, mft) -> None:
+        """Give every switch its MFT (and so its replication engine) and start the multicast accounting."""
+        from ibfabric.mstats import MulticastStats
+
+        sim = self.sim
+        nodes = sim.ib_nodes
+        kinds: dict[bool, object] = {}
+        for node_index, entries in mft.entries().items():
+            sw = nodes[node_index]
+            sw.install_mft(entries)
+            kinds.setdefault(bool(getattr(sw.replicator, "source_copies", False)), sw)
+        if len(kinds) > 1:
+            a, b = kinds[True], kinds[False]
+            raise ConfigError(f"{self.path}: 'replicated-unicast' is a fabric-wide choice: {a.path} uses it but"
+                              f" {b.path} uses '{b.replicator.name}' (set '**.replication' on every switch)")
+        source_copies = kinds.keys() == {True}
+        if mft.groups:
+            sim.multicast = MulticastStats(sim, mft.groups, source_copies)
+            if source_copies:
+                sim.deliver = sim.multicast.deliver_unicast  # member copies are unicast packets

@@ -46,6 +46,16 @@ class ForwardingTables:
         offset added to the destination's base LID by packets from endpoint
         ``i`` to endpoint ``j`` (what a path-record query would return).
         None means every source uses the base LID.
+    path_sl : ndarray of uint8, shape (num_switches, max_lid + 1), optional
+        For engines that keep routes deadlock-free with virtual layers
+        (``dfsssp``, ``lash``): the SL of packets that enter the fabric at
+        switch row ``r`` (from the switch itself or a CA attached to it)
+        with DLID ``l`` -- what a path-record query returns.  Every source
+        on one switch shares the switch's routes, hence its SLs.  None
+        means the engine does not choose SLs.
+    sl2vl : sequence of 16 int, optional
+        The SL-to-VL table such an engine installs on every port (required
+        with *path_sl*).
     """
 
     def __init__(
@@ -57,6 +67,8 @@ class ForwardingTables:
         engine: str = "",
         info: dict[str, Any] | None = None,
         path_offset: np.ndarray | None = None,
+        path_sl: np.ndarray | None = None,
+        sl2vl: tuple[int, ...] | None = None,
     ):
         s = len(fabric.switches)
         width = fabric.max_lid + 1
@@ -78,6 +90,15 @@ class ForwardingTables:
             if path_offset.shape != (ne, ne):
                 raise ValueError(f"path_offset must have shape {(ne, ne)} (endpoints x endpoints)")
         self.path_offset = path_offset
+        if path_sl is not None:
+            path_sl = np.asarray(path_sl, dtype=np.uint8)
+            if path_sl.shape != (s, width):
+                raise ValueError(f"path_sl must have shape {(s, width)} (switches x LIDs), got {path_sl.shape}")
+            if sl2vl is None or len(sl2vl) != 16 or any(not 0 <= int(v) <= 14 for v in sl2vl):
+                raise ValueError("path_sl needs sl2vl: a data VL 0..14 for each of the 16 SLs")
+            sl2vl = tuple(int(v) for v in sl2vl)
+        self.path_sl = path_sl
+        self.sl2vl = sl2vl
         from .mfts import MulticastTables
 
         #: The multicast forwarding tables (empty unless a multicast routing or a dump filled them).
@@ -93,6 +114,33 @@ class ForwardingTables:
         if self.path_offset is None:
             return base
         return base + self.path_offset[src_ep, dst_ep]
+
+    def sls(self, src_ep, dlid) -> np.ndarray:
+        """The path SL of packets from endpoints *src_ep* to DLIDs *dlid* (arrays broadcast; 0 without path SLs)."""
+        src_ep, dlid = np.broadcast_arrays(np.asarray(src_ep, dtype=np.int64), np.asarray(dlid, dtype=np.int64))
+        if self.path_sl is None:
+            return np.zeros(src_ep.shape, dtype=np.int64)
+        rows = self.__dict__.get("_src_row")
+        if rows is None:
+            g = self.fabric
+            sw, _ = g.attachments()
+            rows = self._src_row = np.where(sw >= 0, g.switch_row[np.where(sw >= 0, sw, 0)], -1)
+        row = rows[src_ep]
+        sl = self.path_sl[np.maximum(row, 0), dlid].astype(np.int64)
+        return np.where(row >= 0, sl, 0)
+
+    def vl_function(self):
+        """``(vl, num_vls)`` for :func:`~ibfabric.components.routecheck.check_routes`: each hop's VL is
+        ``sl2vl[path SL]`` (the same on every hop), or ``(None, 1)`` without path SLs."""
+        if self.path_sl is None:
+            return None, 1
+        table = np.array(self.sl2vl, dtype=np.int64)
+        used = np.unique(self.path_sl)
+
+        def vl(src, dst, hop, node, port):
+            return table[self.sls(src, self.dlids(src, dst))]
+
+        return vl, int(table[used].max()) + 1
 
     @property
     def is_random(self) -> bool:
@@ -131,6 +179,7 @@ class ForwardingTables:
         t = ForwardingTables(
             self.fabric, self.lft.copy(), self.default_port.copy(), engine=self.engine, info=dict(self.info),
             path_offset=None if self.path_offset is None else self.path_offset.copy(),
+            path_sl=None if self.path_sl is None else self.path_sl.copy(), sl2vl=self.sl2vl,
         )
         t.mft = self.mft.copy()
         return t

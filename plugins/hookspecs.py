@@ -70,6 +70,27 @@ def ibfabric_register_routing_engines(register: Callable[..., None]) -> None:
 
 
 @hookspec
+def ibfabric_register_multicast_routing(register: Callable[..., None]) -> None:
+    """Register multicast routing engines, which build the multicast forwarding tables of declared groups.
+
+    Called once per plugin manager; the subnet manager runs the engine its
+    ``multicastRouting`` parameter names, after the unicast routing engine,
+    only when groups are declared (``multicastGroups``).
+
+    :param register: ``register(name, compute, description='')``.
+        ``compute(tables, groups, options, rng)`` receives the unicast
+        :class:`ibfabric.components.tables.ForwardingTables`, a tuple of
+        :class:`ibfabric.components.mgroups.MulticastGroup` (members,
+        senders, MLID if declared), a dict of string options (the subnet
+        manager's ``multicastOptions``) and a ``numpy.random.Generator``; it
+        returns :class:`ibfabric.components.mfts.MulticastTables` whose
+        ``groups`` are the same groups with their MLIDs assigned
+        (:func:`ibfabric.components.mgroups.assign_mlids`).
+    :returns: None.
+    """
+
+
+@hookspec
 def ibfabric_register_vl_arbiters(register: Callable[..., None]) -> None:
     """Register VL arbiters, which choose the VL an output port sends next.
 

@@ -38,6 +38,7 @@ hookimpl = pluggy.HookimplMarker("ibfabric")
 ROLES: dict[str, tuple[str, str]] = {
     "module_types": ("ibfabric_register_module_types", "module type"),
     "routing_engines": ("ibfabric_register_routing_engines", "routing engine"),
+    "multicast_routing_engines": ("ibfabric_register_multicast_routing", "multicast routing engine"),
     "vl_arbiters": ("ibfabric_register_vl_arbiters", "VL arbiter"),
     "packet_droppers": ("ibfabric_register_packet_droppers", "packet dropper"),
     "replication_engines": ("ibfabric_register_replication_engines", "replication engine"),
@@ -50,7 +51,7 @@ ROLES: dict[str, tuple[str, str]] = {
 class PluginSet:
     """A pluggy manager and the registries its plugins filled.
 
-    Attributes ``module_types``, ``routing_engines``, ``vl_arbiters``,
+    Attributes ``module_types``, ``routing_engines``, ``multicast_routing_engines``, ``vl_arbiters``,
     ``packet_droppers``, ``replication_engines``, ``path_selectors``,
     ``traffic_patterns`` and ``arbitration_policies`` are
     :class:`~ibfabric.plugins.registry.Registry` objects.
@@ -58,6 +59,7 @@ class PluginSet:
 
     module_types: Registry
     routing_engines: Registry
+    multicast_routing_engines: Registry
     vl_arbiters: Registry
     packet_droppers: Registry
     replication_engines: Registry

@@ -37,9 +37,24 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--mfts", metavar="FILE",
                    help="multicast forwarding tables of this fabric in OpenSM's opensm-mfts.dump format, checked "
                    "with --check (every member reached exactly once, no loops)")
+    p.add_argument("--groups", metavar="TEXT",
+                   help="multicast groups, as the subnet manager's multicastGroups parameter (default: the "
+                   "topology's), e.g. 'video: h1 h2 h3 senders=h1; audio@0xC010: 0..3'; see docs/multicast.md")
+    p.add_argument("--multicast-routing", metavar="NAME",
+                   help="multicast routing engine building the groups' tables (default: the topology's "
+                   "multicastRouting, source-based)")
+    p.add_argument("--multicast-set", dest="multicast_sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="multicast routing option, e.g. --multicast-set root=sw3 (repeatable; default: the "
+                   "topology's multicastOptions)")
+    p.add_argument("--mfts-out", metavar="FILE",
+                   help="write the groups' multicast forwarding tables to FILE in OpenSM's opensm-mfts.dump format")
     p.add_argument("--check", action="store_true",
                    help="print a route report instead of the tables (with --output, both); exit 1 on "
                    "unreachable pairs, loops or a channel-dependency cycle")
+    p.add_argument("--compare", nargs="+", metavar="ENGINE",
+                   help="route the fabric with each ENGINE (options from --set apply to all) and print one table: "
+                   "hops, CA-to-CA routes per switch link (all, up, down), worst link under uniform traffic and "
+                   "shift permutations, SLs/VLs, deadlock freedom per VL, computation time")
     return p
 
 
@@ -92,17 +107,44 @@ def compute_tables(args):
     fabric = load_fabric(args.topology, **kw).with_lids(lmc=args.lmc)
     plugins = PluginSet.load()
     engine = plugins.routing_engines[args.routing]
-    return engine(fabric, options, np.random.default_rng(args.seed))
+    tables = engine(fabric, options, np.random.default_rng(args.seed))
+    route_multicast(args, tables, plugins)
+    return tables
+
+
+def route_multicast(args, tables, plugins) -> None:
+    """Set ``tables.mft`` to the MFTs of the declared multicast groups (``--groups``, else the
+    topology's subnet manager's ``multicastGroups``), if there are any."""
+    from ibfabric.components.mtrees import declaration_of, mentions_multicast, route_groups
+
+    decl = declaration_of(None)  # the defaults; the network is elaborated again only if its files set them
+    if mentions_multicast(args.topology):
+        from ibfabric.topologies import load_network
+
+        decl = declaration_of(load_network(args.topology, **({"network": args.network} if args.network else {})))
+    text = getattr(args, "groups", None)
+    owner = "--groups" if text is not None else decl["owner"]
+    sets = parse_sets(getattr(args, "multicast_sets", None) or [])
+    options = " ".join(f"{k}={v}" for k, v in sets.items()) if sets else decl["options"]
+    mft = route_groups(tables, decl["groups"] if text is None else text,
+                       getattr(args, "multicast_routing", None) or decl["routing"], options, plugins,
+                       np.random.default_rng(args.seed), owner=owner)
+    if mft is not None:
+        tables.mft = mft
 
 
 def run(args) -> int:
     from ibfabric.components.opensm import write_lfts
 
+    if getattr(args, "compare", None):
+        return run_compare(args)
     tables = compute_tables(args)
     if args.mfts:
         from ibfabric.components.mfts import read_mfts
 
+        groups = tables.mft.groups  # a dump is checked against the declared groups, with the MLIDs the engine gives them
         tables.mft = read_mfts(args.mfts, tables.fabric)
+        tables.mft.groups = groups
     if args.format == "json":
         text = json.dumps(tables_json(tables), indent=1) + "\n"
     else:
@@ -113,6 +155,11 @@ def run(args) -> int:
         write_atomic(args.output, text)
     elif not args.check and not args.stats:
         sys.stdout.write(text)
+    if getattr(args, "mfts_out", None):
+        from ibfabric.components.mfts import write_mfts
+        from ibfabric.results import write_atomic
+
+        write_atomic(args.mfts_out, write_mfts(tables.mft))
     if args.stats:
         from ibfabric.plugins.routing.fa import option_counts
 
@@ -123,8 +170,12 @@ def run(args) -> int:
         return 0
     from ibfabric.components.routecheck import check_routes
 
-    report = check_routes(tables)
+    vl, num_vls = tables.vl_function()  # engines with virtual layers: one dependency graph per VL
+    report = check_routes(tables, vl=vl, num_vls=num_vls)
     print(report.summary(tables.fabric))
+    if tables.path_sl is not None:
+        print(f"virtual layers:       {len(np.unique(tables.path_sl))} SLs on {num_vls} VLs (path SLs, SL-to-VL "
+              f"{','.join(map(str, tables.sl2vl[:num_vls]))}); dependencies checked per VL")
     ok = report.ok
     if tables.info.get("escape_engine"):
         from ibfabric.plugins.routing.fa import non_minimal_options
@@ -133,14 +184,63 @@ def run(args) -> int:
         print("escape sub-network:   the routes above (entry d of every LID range; Duato's condition needs it acyclic)")
         print(f"adaptive options:     {'all minimal' if not bad else f'{len(bad)} not minimal, e.g. {bad[0]}'}")
         ok = ok and not bad
-    if args.mfts:
+    if args.mfts or tables.mft.groups:
         from ibfabric.components.mfts import check_multicast
+        from ibfabric.components.mtrees import check_groups
 
-        problems = check_multicast(tables.mft)
-        print(f"multicast: {len(tables.mft.mlids)} MLIDs, {'no problems' if not problems else f'{len(problems)} problems'}")
+        groups = tables.mft.groups
+        problems = check_groups(tables.mft) if groups else check_multicast(tables.mft)
+        what = f"{len(groups)} groups ({tables.mft.engine or 'from ' + args.mfts}), " if groups else ""
+        print(f"multicast: {what}{len(tables.mft.mlids)} MLIDs, "
+              f"{'no problems' if not problems else f'{len(problems)} problems'}")
         for line in problems[:20]:
             print(f"  {line}")
         if len(problems) > 20:
             print(f"  ... and {len(problems) - 20} more")
         ok = ok and not problems
     return 0 if ok else 1
+
+
+def run_compare(args) -> int:
+    """``routes --compare``: every engine on one fabric, one row each (:mod:`ibfabric.plugins.routing.metrics`)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ibfabric.errors import IbfabricError
+    from ibfabric.plugins import PluginSet
+    from ibfabric.plugins.routing.metrics import engine_figures
+    from ibfabric.topologies import load_fabric
+
+    options = parse_sets(args.sets)
+    if not 0 <= args.lmc <= 7:
+        raise ConfigError(f"'lmc' must be between 0 and 7 (got {args.lmc})")
+    kw = {"network": args.network} if args.network else {}
+    fabric = load_fabric(args.topology, **kw).with_lids(lmc=args.lmc)
+    plugins = PluginSet.load()
+    engines = {name: plugins.routing_engines[name] for name in args.compare}  # unknown names fail before any work
+    t = Table(show_header=True, header_style="bold", title=f"{args.topology}: {len(fabric.switches)} switches, "
+              f"{int((~fabric.is_switch).sum())} CAs; routes and loads between CAs")
+    heads = ("engine", "time s", "hops mean", "hops max", "routes/link max", "mean", "up max", "down max",
+             "uniform worst", "shift worst", "shift mean", "SLs", "VLs", "deadlock-free")
+    for h in heads:
+        t.add_column(h, justify="left" if h == "engine" else "right")
+    errors: list[str] = []
+    for name, engine in engines.items():
+        try:
+            f = engine_figures(fabric, name, engine, options, np.random.default_rng(args.seed))
+        except IbfabricError as exc:
+            t.add_row(name, *["-"] * (len(heads) - 2), "failed (below)")
+            errors.append(f"{name}: {exc}")
+            continue
+        free = "yes" if f.deadlock_free else "NO"
+        if f.unreachable:
+            free += f" ({f.unreachable} pairs unrouted)"
+        t.add_row(name, f"{f.seconds:.3f}", f"{f.mean_hops:.3f}", str(f.max_hops), str(f.max_routes),
+                  f"{f.mean_routes:.1f}", str(f.max_up) if f.max_up else "-", str(f.max_down) if f.max_down else "-",
+                  f"{f.uniform_worst:.3f}", str(f.shift_worst), f"{f.shift_mean:.2f}", str(f.sls), str(f.vls), free)
+    Console(width=200).print(t)
+    print("uniform worst: the busiest switch link's load when every CA sends at full rate to all others "
+          "(1.0 = that link saturates exactly); up/down: links leading away from / towards the CAs")
+    for line in errors:
+        print(line)
+    return 0

@@ -30,6 +30,10 @@ __all__ = ["UpDown", "updown_for"]
 class UpDown:
     """Levels and link directions of the up*/down* graph rooted at switch row *root*.
 
+    *level* overrides the breadth-first levels from the root (``dnup`` ranks
+    switches by their distance from the channel adapters instead); links
+    still go up towards the lower level, then the lower GUID.
+
     Attributes
     ----------
     level : ndarray of int, shape (S,)
@@ -40,7 +44,7 @@ class UpDown:
         ``view.nbr`` restricted to switches the root reaches.
     """
 
-    def __init__(self, view: SwitchView, root: int):
+    def __init__(self, view: SwitchView, root: int, level: np.ndarray | None = None):
         self.view = view
         self.root = root
         self._down: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -48,17 +52,19 @@ class UpDown:
         nbr = view.nbr
         nbv = nbr >= 0
         nbc = np.where(nbv, nbr, 0)
-        level = np.full(S, -1, dtype=np.int64)
-        level[root] = 0
-        frontier = np.zeros(S, dtype=bool)
-        frontier[root] = True
-        k = 0
-        while frontier.any():
-            k += 1
-            new = (nbv & frontier[nbc]).any(axis=1) & (level < 0)
-            level[new] = k
-            frontier = new
-        self.level = level
+        if level is None:
+            level = np.full(S, -1, dtype=np.int64)
+            level[root] = 0
+            frontier = np.zeros(S, dtype=bool)
+            frontier[root] = True
+            k = 0
+            while frontier.any():
+                k += 1
+                new = (nbv & frontier[nbc]).any(axis=1) & (level < 0)
+                level[new] = k
+                frontier = new
+        self.level = np.asarray(level, dtype=np.int64)
+        level = self.level
         reach = level >= 0
         ok = nbv & reach[nbc] & reach[:, None]
         self.nbr = np.where(ok, nbr, -1)
