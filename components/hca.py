@@ -275,7 +275,9 @@ class TrafficSource:
         self.sim = hca.sim
         self.stats = hca.sim.stats
         self.slid = hca.lid
-        self.sls = hca.traffic_sls
+        self.sls = hca.source_sls
+        #: the SL of the path to each destination (dfsssp, lash), or None: the traffic's own SLs
+        self.path_sls = hca.path_sls
         payload = hca.message_payload
         mtu = hca.mtu
         header = hca.header_size
@@ -303,8 +305,11 @@ class TrafficSource:
             self._gaps = rng.exponential(self.mean_gap, _BATCH).tolist()
         else:
             self._gaps = [self.mean_gap] * _BATCH
-        self._dsts = np.asarray(self.pattern.destinations(self.src, rng, _BATCH)).tolist()
-        if len(self.sls) == 1:
+        dsts = np.asarray(self.pattern.destinations(self.src, rng, _BATCH))
+        self._dsts = dsts.tolist()
+        if self.path_sls is not None:
+            self._sl = np.where(dsts >= 0, self.path_sls[dsts], self.sls[0]).tolist()
+        elif len(self.sls) == 1:
             self._sl = self.sls * _BATCH
         else:
             self._sl = np.asarray(self.sls)[rng.integers(0, len(self.sls), _BATCH)].tolist()
@@ -654,6 +659,8 @@ class HCA(IBNode):
             if self.arrival not in ("poisson", "constant"):
                 raise ConfigError(f"{self.path}: 'arrival' must be 'poisson' or 'constant' (got {self.arrival!r})")
         self.traffic_sls = _parse_sls(str(p["sl"]), self.path)
+        #: what the traffic source sends on: its own SLs, or those of the routing's paths (see _start_traffic)
+        self.source_sls, self.path_sls = self.traffic_sls, None
         packet_size = self.int_param("packetSize", 1, 1 << 20)
         message = self.int_param("messageSize", 0, 1 << 40)
         if message:
@@ -711,10 +718,27 @@ class HCA(IBNode):
         if not pattern.active(src):
             return
         dlids = sim.dlids_from(self)
+        self.path_sls = sim.path_sls_from(self, dlids)
+        if self.path_sls is None:
+            self.source_sls = self.traffic_sls
+        else:
+            if self.traffic_sls != [0]:
+                raise ConfigError(f"{self.path}: the routing engine gives every path its SL (dfsssp, lash):"
+                                  f" 'sl' cannot be set too (got {self.params['sl']!r})")
+            self.source_sls = sorted(set(np.delete(self.path_sls, src).tolist()))
+            vl_of = self.sl2vl_table(self.link_vls(self.links[self.first_port][0]))
+            for sl in self.source_sls:
+                if vl_of[sl] != sim.tables.sl2vl[sl]:
+                    raise ConfigError(f"{self.path}: the routing engine puts SL {sl} on VL {sim.tables.sl2vl[sl]},"
+                                      f" this HCA's SL-to-VL table on VL {vl_of[sl]}: give it 'numVLs' >="
+                                      f" {max(sim.tables.sl2vl[x] for x in self.source_sls) + 1} (or the engine"
+                                      f" fewer layers)")
         tx = self.tx[self.first_port]
-        source = TrafficSource if len(self.traffic_sls) == 1 else SplitSource
+        # with path SLs the destination decides the SL: one source, creating every message on time when
+        # there are several (SplitSource splits a stream of drawn SLs; a pattern may never reach an SL)
+        source = TrafficSource if len(self.source_sls) == 1 or self.path_sls is not None else SplitSource
         self._add_source(tx, source(self, tx, pattern, src, dlids, self.rng))
-        for sl in self.traffic_sls:
+        for sl in self.source_sls:
             tx.use_sl(sl)
         tx.poke(0.0)
 

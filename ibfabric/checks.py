@@ -120,10 +120,11 @@ def _check_routes(sim: Simulation) -> None:
     sources = None
     if ne * (ne - 1) > ROUTE_CHECK_PAIRS:
         sources = np.unique(np.linspace(0, ne - 1, max(16, ROUTE_CHECK_PAIRS // ne)).astype(np.int64))
-    walk = route_walk(tables, sources)
-    cycle = cdg_cycle(walk["deps"], len(walk["channels"]))
+    vl, num_vls = tables.vl_function()  # virtual layers (dfsssp, lash): one dependency graph per VL
+    walk = route_walk(tables, sources, vl=vl, num_vls=num_vls)
+    cycle = cdg_cycle(walk["deps"], len(walk["channels"]) * num_vls)
     if cycle:
-        names = [describe_channel(fabric, walk["channels"], c) for c in cycle[:4]]
+        names = [describe_channel(fabric, walk["channels"], c, num_vls) for c in cycle[:4]]
         shown = " -> ".join(names) + (" -> ..." if len(cycle) > 4 else f" -> {names[0]}")
         sim.warn(f"routing '{tables.engine or '(unnamed)'}' has a channel-dependency cycle ({shown}):"
                  " the network may deadlock")

@@ -449,6 +449,13 @@ class Simulation:
         src_ep = int(eps[self._host_index[id(hca)]])
         return np.array(tables.dlids(src_ep, eps), dtype=np.int64)
 
+    def path_sls_from(self, hca, dlids) -> np.ndarray | None:
+        """The SL of *hca*'s path to each of *dlids* (the path record of dfsssp, lash), None without path SLs."""
+        if self.tables.path_sl is None:
+            return None
+        self.dlids_from(hca)  # the endpoint cache
+        return np.asarray(self.tables.sls(int(self._host_eps[self._host_index[id(hca)]]), dlids), dtype=np.int64)
+
     def adaptive_dlids(self, dlids) -> list[int]:
         """The adaptive DLID (LSB set) of each DLID whose owner has a LID range of 2 or more; the
         DLID itself otherwise (routing options, :mod:`ibfabric.components.options`)."""
