@@ -85,6 +85,9 @@ class HcaRx:
         if p.vl != VL15:
             return_credits(self.upstream, p.vl, t + self.delay, p.credits)
         if not self.lid_lo <= p.dlid < self.lid_hi:
+            if p.dlid >= 0xC000 and self.sim.multicast is not None:  # a multicast copy (cold path)
+                self.sim.multicast.receive(p, t, self.node)
+                return
             self.sim.drop(p, "misrouted", self.node)
             return
         self.sim.deliver(p, t, self.node)
@@ -772,6 +775,49 @@ class HCA(IBNode):
         p.created = self.sim.now
         self.sim.stats.add_generated(1, p.size, p.created)
         self.tx[port].enqueue(p)
+
+    def send_multicast(self, group, size: int, *, sl: int = 0, **kw) -> list[Packet]:
+        """Send one packet of *size* wire bytes to multicast *group* (its name or MulticastGroup), now.
+
+        This host must be one of the group's senders.  With switch replication the packet goes
+        to the group's MLID for this sender (``group.mlid_of(host)``); with
+        ``replication = "replicated-unicast"`` one unicast copy goes to each other member.  The
+        packet(s) share a new message id; :mod:`ibfabric.mstats` accounts for the members
+        reached.  Returns the packets queued.
+        """
+        sim = self.sim
+        acc = sim.multicast
+        if acc is None:
+            raise ConfigError(f"{self.path}: no multicast groups are declared (the subnet manager's"
+                              f" 'multicastGroups')")
+        if acc.problem:
+            raise ConfigError(acc.problem)
+        try:
+            gi = acc.group_index(group)
+        except KeyError as exc:
+            raise ConfigError(f"{self.path}: {exc.args[0]}") from None
+        g = acc.groups[gi]
+        host = sim.traffic_index(self)
+        if host not in g.sender_hosts:
+            raise ConfigError(f"{self.path}: host {host} is not a sender of multicast group '{g.name}'")
+        others = [m for m in g.member_hosts if m != host]
+        if not others:
+            raise ConfigError(f"{self.path}: multicast group '{g.name}' has no member but the sender")
+        p = Packet.make(self.lid, g.mlid_of(host), size, sl=sl, src=host, msg=sim.next_message_id(), **kw)
+        p.created = sim.now
+        acc.add_sent(p, gi, host)
+        if not acc.source_copies:
+            self.send_packet(p)
+            return [p]
+        dlids = sim.dlids_from(self)
+        out = []
+        for m in others:
+            c = copy.copy(p)
+            c.dlid = int(dlids[m])
+            c.dst = m
+            self.send_packet(c)
+            out.append(c)
+        return out
 
 
 def _parse_sls(text: str, owner: str) -> list[int]:

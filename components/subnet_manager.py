@@ -129,5 +129,31 @@ class SubnetManager(Module):
                 raise PluginError(f"routing engine '{tables.engine}' sends LID {lid}{whose} to port 0 of {node.path}, "
                                   f"which only the switch's own LIDs may use")
             node.install_lft(ports)
+        if len(tables.mft):  # multicast groups were declared
+            self._install_mfts(tables.mft)
         sim.tables = tables
 
+    def _install_mfts(self, mft) -> None:
+        """Give every switch its MFT (and so its replication engine) and start the multicast accounting."""
+        from ibfabric.mstats import MulticastStats
+
+        sim = self.sim
+        nodes = sim.ib_nodes
+        kinds: dict[bool, object] = {}
+        problem = None
+        for node_index, entries in mft.entries().items():
+            sw = nodes[node_index]
+            sw.install_mft(entries)
+            if sw.replicator is not None:
+                kinds.setdefault(bool(getattr(sw.replicator, "source_copies", False)), sw)
+            problem = problem or sw.mcast_problem
+        if len(kinds) > 1:
+            a, b = kinds[True], kinds[False]
+            raise ConfigError(f"{self.path}: 'replicated-unicast' is a fabric-wide choice: {a.path} uses it but"
+                              f" {b.path} uses '{b.replicator.name}' (set '**.replication' on every switch)")
+        source_copies = kinds.keys() == {True}
+        if mft.groups:
+            sim.multicast = MulticastStats(sim, mft.groups, source_copies)
+            sim.multicast.problem = problem
+            if source_copies:
+                sim.deliver = sim.multicast.deliver_unicast  # member copies are unicast packets

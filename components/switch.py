@@ -118,6 +118,11 @@ class SwitchRx:
         try:
             port, op, sl2vl = self.routes[p.dlid]
         except IndexError:
+            if self.node.replicator is not None:  # a multicast LID: past every forwarding table (cold path)
+                from .multicast import receive
+
+                receive(self, p, self.vl15 if p.vl == VL15 else self.bufs[p.vl], now)
+                return
             port, op, sl2vl = _NO_ROUTE
         vl = p.vl
         if vl == VL15:
@@ -372,6 +377,12 @@ class Switch(IBNode):
     """An IBA switch module (see the module docstring for its pipeline)."""
 
     is_switch = True
+    #: multicast (:mod:`ibfabric.components.multicast`): the replication engine, the MFT
+    #: ``{MLID: ports}`` and per input port ``{MLID: McastRoute}``; set by :meth:`install_mft`
+    replicator = None
+    mcast_problem: str | None = None
+    mft: dict = {}
+    mroutes: dict = {}
 
     def initialize(self, stage: int) -> None:
         if stage == STAGE_LOCAL:
@@ -530,6 +541,13 @@ class Switch(IBNode):
         for rx in self.rx.values():
             rx.lft = self.lft_ports
             rx.rebuild_routes()
+
+    def install_mft(self, entries: dict[int, tuple[int, ...]]) -> None:
+        """Install a multicast forwarding table ``{MLID: output ports}`` (port 0 excluded) and, if it
+        has entries, the replication engine named by ``replication`` (:mod:`ibfabric.components.multicast`)."""
+        from .multicast import install_mft
+
+        install_mft(self, entries)
 
     def buffers(self):
         """Every input buffer of the switch (data VLs, then VL15, per port)."""

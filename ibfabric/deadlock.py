@@ -46,7 +46,11 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
     A head packet with routing options waits for *every* option's buffer
     (it could take whichever drains first); the deadlocked set is the
     largest set of blocked buffers each of which waits only on members,
-    and the cycle reported runs inside it.
+    and the cycle reported runs inside it.  Multicast heads and the
+    buffers of replication engines (extra and central buffers) wait as
+    their engine says (``waits``/``nodes``, :mod:`ibfabric.plugins.replication`):
+    on any of their outputs' buffers (asynchronous, central buffer), or, in
+    lock step, while any of them is blocked (synchronous).
 
     Edges: an input buffer whose head packet is ready waits for the
     output buffer it goes to when that is full with no space on its way
@@ -59,11 +63,18 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
     now = sim.now
     nxt: dict[object, object] = {}
     names: dict[object, str] = {}
+    needs_all: set = set()  # nodes blocked while any of their waits is (synchronous multicast: lock step)
 
     def credit_starved(op, vl, p, need) -> bool:
         rq = op.returns[vl]
         avail = op.credits[vl] + sum(c for t, c in rq if t <= now)
         return avail < need and not any(t > now for t, _ in rq)
+
+    def starved(op, vl, need):
+        """The downstream input buffer that port *op* waits on for *need* credits of VL *vl*, or None."""
+        if isinstance(op.peer_rx, SwitchRx) and credit_starved(op, vl, None, need):
+            return ("in", id(op.peer_rx.bufs[vl]))
+        return None
 
     for node in sim.ib_nodes:
         if not node.is_switch:
@@ -77,9 +88,26 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
                     key = ("out", id(tx), vl)
                     nxt[key] = [("in", id(tx.peer_rx.bufs[vl]))]
                     names[key] = f"{tx.name_} out VL{vl}"
+        eng = node.replicator
+        if eng is not None and not eng.source_copies:  # multicast: the engine's own buffers
+            for key, name, waits, all_ in eng.nodes(now, starved):
+                nxt[key] = waits
+                names[key] = name
+                if all_:
+                    needs_all.add(key)
         for rx in node.rx.values():
             for buf in rx.bufs:
                 if not buf.q or buf.hq_expire < INF:  # a head that will expire frees the buffer
+                    continue
+                if getattr(buf.q[0].out_port, "mcast", False):  # a multicast head: its engine says
+                    h = eng.heads.get(buf)
+                    waits, all_ = eng.waits(h, now, starved) if h is not None else (None, False)
+                    if waits:
+                        key = ("in", id(buf))
+                        names[key] = buf.name
+                        nxt[key] = waits
+                        if all_:
+                            needs_all.add(key)
                     continue
                 if hasattr(buf, "voqs"):  # virtual output queues: the buffer drains if any queue's head can move
                     reads = buf.heads()
@@ -102,7 +130,8 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
     while changed:
         changed = False
         for k in list(blocked):
-            if any(w not in blocked for w in nxt[k]):
+            free = (w not in blocked for w in nxt[k])
+            if all(free) if k in needs_all else any(free):
                 blocked.discard(k)
                 changed = True
     if not blocked:

@@ -8,7 +8,8 @@ the summary's own ``definitions`` block.  Other keys:
 ``packets_in_flight``
     Counted where packets are (switch buffers, last wires), independently of
     the other counters, so ``conservation_ok`` checks
-    ``injected == delivered + dropped + in flight``.
+    ``injected + copies == delivered + dropped + in flight`` (``copies``: packets
+    made by multicast replication, 0 without multicast; :mod:`ibfabric.components.multicast`).
 ``link_utilisation``
     Fraction of the window each directed link spent transmitting.
 ``by_sl``, ``by_class``
@@ -106,7 +107,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "packets_dropped": dropped,
         "drops_by_reason": dict(sorted(st.dropped.items())),
         "packets_in_flight": in_flight,
-        "conservation_ok": st.injected == delivered + dropped + in_flight,
+        "conservation_ok": st.injected + st.copies == delivered + dropped + in_flight,
         "offered_load": offered,
         "accepted_load": accepted,
         "accepted_packets": ws.packets,
@@ -140,6 +141,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         summary["routing_time_s"] = sim.routing_time
     if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
         summary["qos"] = sim.qos.summary()
+    if sim.multicast is not None:  # multicast groups: per-group delivery accounting (ibfabric.mstats)
+        summary["multicast"] = sim.multicast.summary()
     if sim.realtime_deadlines is not None:  # MPEG-2 streams (ibfabric.components.realtime): DMP and DMT
         from ibfabric.components.realtime import realtime_summary
 

@@ -207,6 +207,7 @@ class Simulation:
         self.deadlock: DeadlockError | None = None
         self.qos = None  # the QosNetwork of a QoS run (ibfabric.components.cbr)
         self.realtime_deadlines = None  # DMP/DMT of MPEG-2 streams (ibfabric.components.realtime)
+        self.multicast = None  # per-group accounting when multicast groups are declared (ibfabric.mstats)
         self.wall = 0.0
         self._listen_received = False
         self._listen_dropped = False
@@ -507,6 +508,8 @@ class Simulation:
             if node.is_switch:
                 n += sum(len(b.q) for b in node.buffers())
                 n += sum(tx.held_packets() for tx in node.tx.values())
+                if node.replicator is not None and not node.replicator.source_copies:
+                    n += node.replicator.held()  # multicast packets in extra or central buffers
         return n + self.stats.on_wire_to_hosts(self.now)
 
     def audit_ports(self) -> None:

@@ -54,6 +54,9 @@ class PacketStats:
         self.offered_bytes = 0  # bytes of messages created in the window
         self.offered_packets = 0  # their packets
         self.injected = 0
+        #: packets made by multicast replication: each copy that leaves a switch while the packet stays
+        #: behind (see :mod:`ibfabric.components.multicast`); conservation counts them as injected
+        self.copies = 0
         self.dropped: Counter[str] = Counter()
         self.local: list[float] = []  # tail times of packets consumed by switches
         self.created = array("d")

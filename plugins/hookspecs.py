@@ -128,9 +128,16 @@ def ibfabric_register_packet_droppers(register: Callable[..., None]) -> None:
 def ibfabric_register_replication_engines(register: Callable[..., None]) -> None:
     """Register multicast replication engines.
 
-    :param register: ``register(name, factory, description='')``; the
-        factory builds the engine a switch uses to copy a multicast packet
-        to the ports of its multicast forwarding-table entry.
+    :param register: ``register(name, factory, description='')``.
+        ``factory(options, rng)`` receives a dict of string options (the
+        switch's ``replicationOptions``) and a ``numpy.random.Generator``
+        and returns the engine one switch uses to send the copies of a
+        multicast packet to the ports of its MFT entry: an
+        :class:`ibfabric.plugins.replication.ReplicationEngine` (``attach``,
+        ``register``, ``serve``, ``sendable``, ``held``, ``waits``,
+        ``nodes``; see ``docs/plugins.md``), or one with
+        ``source_copies = True``, for which the source HCA sends unicast
+        copies instead.  Built only for switches with multicast entries.
     :returns: None.
     """
 

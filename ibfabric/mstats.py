@@ -1,0 +1,128 @@
+"""Per-group multicast delivery accounting (the summary's ``"multicast"`` block).
+
+A multicast packet is *sent* once by its source (``HCA.send_multicast``);
+the members it must reach are the group's members but the sender.  Each
+member's copy is an ordinary delivery in the run's delivery log (``dst`` is
+the member, so per-destination load and latency count it) and is also
+recorded here.  A packet is *complete* when every member it must reach has
+its copy; its latency is then the time to the last member (creation to the
+tail of the last copy), and each member's copy gives a member latency.
+
+Counted per group: ``packets`` sent, ``complete``, ``member_deliveries``,
+``duplicates`` (a member receiving a packet it already had, or a copy of a
+packet no longer expected: always 0 in a correct data path; with
+``Simulation(check=True)`` the first one raises), ``latency_ns`` (to the
+last member) and ``member_latency_ns`` (``mean`` and ``max``) over packets
+created at or after the warm-up.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MulticastStats"]
+
+
+class MulticastStats:
+    """The multicast accounting of one simulation (``sim.multicast``)."""
+
+    def __init__(self, sim, groups, source_copies: bool):
+        self.sim = sim
+        self.groups = tuple(groups)
+        self.source_copies = source_copies
+        #: why some switch cannot replicate (raised when a host sends to a group), or None
+        self.problem: str | None = None
+        self.by_mlid = {mlid: i for i, g in enumerate(self.groups) for mlid in g.mlids}
+        self.members = [frozenset(g.member_hosts) for g in self.groups]
+        #: (msg, seq) -> [group index, created, members still to reach, latest tail time]
+        self.pending: dict[tuple[int, int], list] = {}
+        n = len(self.groups)
+        self.sent = [0] * n
+        self.complete = [0] * n
+        self.member_deliveries = [0] * n
+        self.duplicates = [0] * n
+        self._lat = [[0, 0.0, 0.0] for _ in range(n)]  # measured packets: count, sum, max
+        self._mlat = [[0, 0.0, 0.0] for _ in range(n)]
+
+    def group_index(self, group) -> int:
+        """The index of *group* (a name or a MulticastGroup)."""
+        for i, g in enumerate(self.groups):
+            if g is group or g.name == group:
+                return i
+        names = ", ".join(g.name for g in self.groups) or "none"
+        raise KeyError(f"no multicast group {group!r} (groups: {names})")
+
+    def add_sent(self, p, gi: int, src_host: int) -> None:
+        """Packet *p* (``msg``/``seq`` set) leaves host *src_host* for group *gi*."""
+        expected = set(self.members[gi])
+        expected.discard(src_host)
+        self.pending[(p.msg, p.seq)] = [gi, p.created, expected, 0.0]
+        self.sent[gi] += 1
+
+    def receive(self, p, t: float, node) -> None:
+        """A copy addressed to a multicast LID reaches HCA *node*, its tail at *t*."""
+        sim = self.sim
+        host = sim.traffic_index(node)
+        gi = self.by_mlid.get(p.dlid)
+        if gi is None or host not in self.members[gi]:
+            sim.drop(p, "misrouted", node)
+            return
+        p.dst = host
+        sim.deliver(p, t, node)
+        self.member(p, gi, host, t)
+
+    def deliver_unicast(self, p, t: float, node) -> None:
+        """``sim.deliver`` of a replicated-unicast run: a unicast delivery, and a member's copy if it is one."""
+        from ibfabric.simulation import Simulation
+
+        Simulation.deliver(self.sim, p, t, node)
+        rec = self.pending.get((p.msg, p.seq))
+        if rec is not None:
+            self.member(p, rec[0], p.dst, t)
+
+    def member(self, p, gi: int, host: int, t: float) -> None:
+        key = (p.msg, p.seq)
+        rec = self.pending.get(key)
+        if rec is None or host not in rec[2]:
+            self.duplicates[gi] += 1
+            if self.sim.check:
+                raise AssertionError(f"multicast packet {p!r} of group '{self.groups[gi].name}' reached host {host}"
+                                     f" again (or unexpectedly)")
+            return
+        rec[2].discard(host)
+        self.member_deliveries[gi] += 1
+        created = rec[1]
+        measured = created >= self.sim.warmup
+        if measured:
+            _add(self._mlat[gi], t - created)
+        if t > rec[3]:
+            rec[3] = t
+        if not rec[2]:
+            del self.pending[key]
+            self.complete[gi] += 1
+            if measured:
+                _add(self._lat[gi], rec[3] - created)
+
+    def summary(self) -> dict:
+        out = {}
+        for i, g in enumerate(self.groups):
+            out[g.name] = {
+                "members": g.size,
+                "packets": self.sent[i],
+                "complete": self.complete[i],
+                "member_deliveries": self.member_deliveries[i],
+                "duplicates": self.duplicates[i],
+                "latency_ns": _stat(self._lat[i]),
+                "member_latency_ns": _stat(self._mlat[i]),
+            }
+        return {"copies": self.sim.stats.copies, "source_copies": self.source_copies, "groups": out}
+
+
+def _add(acc: list, x: float) -> None:
+    acc[0] += 1
+    acc[1] += x
+    if x > acc[2]:
+        acc[2] = x
+
+
+def _stat(acc: list) -> dict:
+    n, s, m = acc
+    return {"count": n, "mean": s / n if n else None, "max": m if n else None}

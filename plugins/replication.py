@@ -1,0 +1,460 @@
+"""Multicast replication engines: how a switch sends the copies of a multicast packet.
+
+A switch with multicast forwarding-table entries builds one engine
+(``replication`` parameter, options from ``replicationOptions``) and its
+output ports ask it before they serve unicast packets
+(:mod:`ibfabric.components.multicast`).  Kim et al. 2007 §3.6.1 and §5.2
+compare four schemes; all four are here:
+
+``asynchronous`` (the default)
+    Copies leave independently, each as soon as its output port is free and
+    has the credits.  The first copy dequeues the packet from its input VL
+    (its credits go back upstream as for a unicast packet) into a one-packet
+    *extra buffer* of the input port, from which the other copies leave; the
+    input VL goes on meanwhile.  A packet with one copy left needs no extra
+    buffer; one with several waits at the head of its VL while the extra
+    buffer of its port is busy ("only one multicast transfer can progress at
+    a time, one packet size buffer is sufficient", §3.6.1).  The extra buffer
+    reads into the crossbar through a path of its own: its copies do not wait
+    for the input's unicast transfers, nor they for them.
+``synchronous``
+    From the crossbar-reservation stage a ready multicast packet reserves
+    every output port it needs, with priority over unicast packets, taking
+    ports reserved by other multicast packets whose transfer has not started
+    and whose timestamp (arrival at the switch) is later: FCFS.  A reserved
+    port serves no unicast packet.  The copies start together, in lock step,
+    once every output is reserved and idle; the input VL is freed as they
+    start.  A packet takes part in the reservation only while every output
+    VL has the credits for it; waiting for credits, it holds nothing (why:
+    ``docs/multicast.md``, *Synchronous replication and deadlock*).
+``central-buffer``
+    A ready multicast packet moves from its input VL (freeing it, credits
+    back upstream) into a central buffer of ``size`` bytes (option, default
+    16384) when it fits, one copy queued in the multicast FIFO of each
+    output port; a port serves its FIFO's head before unicast packets from
+    the input VLs.  The packet's space is freed when its last copy leaves.
+``replicated-unicast``
+    No switch support: the source HCA sends one unicast copy to each member
+    (``HCA.send_multicast``).  A fabric-wide choice: every switch with
+    multicast entries must name it.
+
+Every switch engine serves multicast copies before unicast packets (§5.2:
+"we give multicast traffic higher priority over unicast traffic in
+reserving the output VLs") and outside the VL arbiter.
+
+The engine API (``attach``, ``register``, ``serve``, ``sendable``, ``held``,
+``waits``, ``nodes``) is described in ``docs/plugins.md``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ibfabric.components.multicast import clone, has_credits, launch_copy
+from ibfabric.components.port import INF
+from ibfabric.components.switch import cross
+from ibfabric.errors import ConfigError
+from ibfabric.plugins.manager import hookimpl
+
+__all__ = ["ReplicationEngine", "Asynchronous", "Synchronous", "CentralBuffer", "ReplicatedUnicast"]
+
+
+def _ts(h):
+    return h.ts
+
+
+class ReplicationEngine:
+    """Base class: options checked against :attr:`options`, per-switch state made in :meth:`attach`."""
+
+    name = ""
+    #: option name -> default (strings, as ``replicationOptions`` gives them)
+    options: dict[str, str] = {}
+    #: True: switches never replicate; the source HCA sends a unicast copy per member
+    source_copies = False
+
+    def __init__(self, options: dict[str, str] | None = None, rng=None):
+        options = dict(options or {})
+        bad = sorted(set(options) - set(self.options))
+        if bad:
+            valid = ", ".join(sorted(self.options)) or "none"
+            raise ConfigError(f"replication engine '{self.name}' has no option '{bad[0]}' (valid: {valid})")
+        self.opts = {**self.options, **options}
+        self.rng = rng
+
+    def attach(self, switch) -> None:
+        self.switch = switch
+        self.stats = switch.sim.stats
+        self.heads: dict = {}  # input buffer -> its multicast Head, while in the input VL
+
+    def register(self, h) -> None:
+        """Offer the new head *h* to each of its output ports, which look once it may cross."""
+        self.heads[h.buf] = h
+        t = h.ready_at()
+        for tx in h.outs:
+            tx.mq.append(h)
+            tx.poke(t)
+
+    def held(self) -> int:
+        return 0
+
+    def nodes(self, now: float, starved):
+        return ()
+
+    def copy_out(self, tx, p, vl: int, now: float, xend: float, last: bool) -> float:
+        """Launch a copy of *p* on *tx* (the packet itself if it is the *last* copy)."""
+        if last:
+            c = p
+        else:
+            c = clone(p)
+            self.stats.copies += 1
+        return launch_copy(tx, c, vl, now, xend)
+
+    @staticmethod
+    def any_starved(h, outs, now: float, starved) -> list | None:
+        """The downstream buffers of *outs* if every one of them is credit-starved for *h*, else None."""
+        waits = []
+        for o in outs:
+            k = starved(o, h.vl[o], h.p.credits)
+            if k is None:
+                return None
+            waits.append(k)
+        return waits
+
+
+class Asynchronous(ReplicationEngine):
+    """Copies leave independently; a one-packet extra buffer per input port (module docstring)."""
+
+    name = "asynchronous"
+
+    def attach(self, switch) -> None:
+        super().attach(switch)
+        self.extra = {rx: None for rx in switch.rx.values()}  # input port -> the Head in its extra buffer
+
+    def _may(self, h, tx, now: float) -> float:
+        """When *h* may send a copy on *tx* as far as its own place allows (INF: when poked)."""
+        if h.where is None:
+            if len(h.outs) > 1 and self.extra[h.rx] is not None:
+                return INF  # waits for the extra buffer of its port (poked when it empties)
+            return h.ready_at()
+        return now
+
+    def serve(self, tx, now: float):
+        nxt = INF
+        for h in tx.mq:
+            t = self._may(h, tx, now)
+            if t > now:
+                if t < nxt:
+                    nxt = t
+                continue
+            vl = h.vl[tx]
+            need = h.p.credits
+            if not has_credits(tx, vl, need, now):
+                t = tx.credit_time(vl, need, now)
+                if t < nxt:
+                    nxt = t
+                continue
+            return self._send(tx, h, vl, now), nxt, False
+        return None, nxt, False
+
+    def _send(self, tx, h, vl: int, now: float) -> float:
+        p = h.p
+        rx = h.rx
+        h.outs.remove(tx)
+        tx.mq.remove(h)
+        last = not h.outs
+        if h.where is None:
+            del self.heads[h.buf]
+            xend = cross(h.buf, p, now)  # out of the input VL: credits go back, the next head moves up
+            if not last:
+                h.where = rx
+                self.extra[rx] = h
+                for o in h.outs:
+                    o.poke(now)
+        else:
+            xend = now + p.size * rx.xbar_bt
+            if p.tail_at > xend:
+                xend = p.tail_at
+            if last:
+                self.extra[rx] = None
+                for buf in rx.bufs:  # heads of this port that waited for the extra buffer
+                    w = self.heads.get(buf)
+                    if w is not None:
+                        t = w.ready_at()
+                        for o in w.outs:
+                            o.poke(t if t > now else now)
+        return self.copy_out(tx, p, vl, now, xend, last)
+
+    def sendable(self, tx, now: float):
+        for h in tx.mq:
+            if self._may(h, tx, now) <= now and h.p.credits <= tx._credits_at(h.vl[tx], now):
+                return True, False
+        return False, False
+
+    def held(self) -> int:
+        return sum(1 for h in self.extra.values() if h is not None)
+
+    def waits(self, h, now: float, starved):
+        if h.ready_at() > now:
+            return None, False
+        if len(h.outs) > 1 and self.extra[h.rx] is not None:
+            return [("extra", id(h.rx))], False
+        return self.any_starved(h, h.outs, now, starved), False
+
+    def nodes(self, now: float, starved):
+        for rx, h in self.extra.items():
+            if h is not None:
+                w = self.any_starved(h, h.outs, now, starved)
+                if w:
+                    yield ("extra", id(rx)), f"{rx.node.path}.port[{rx.port}] extra buffer", w, False
+
+
+class Synchronous(ReplicationEngine):
+    """Lock-step copies after reserving every output port, FCFS among multicast packets (module docstring)."""
+
+    name = "synchronous"
+
+    def attach(self, switch) -> None:
+        super().attach(switch)
+        self.ports = list(switch.tx.values())
+
+    def settle(self, now: float, apply: bool) -> dict:
+        """Port reservations at *now*, from scratch: each *eligible* head (ready, and every output VL
+        has its credits), lowest timestamp first, takes the ports no earlier head took.  A started
+        packet has left the heads, so its ports are free to reserve (while it is still sending)."""
+        owners = dict.fromkeys(self.ports)
+        ready = sorted((h for h in self.heads.values() if h.ready_at() <= now), key=_ts)
+        for h in ready:
+            need = h.p.credits
+            if any(o.credit_time(h.vl[o], need, now) > now for o in h.outs):
+                continue  # waits for credits like a unicast packet, holding nothing
+            for o in h.outs:
+                if owners[o] is None:
+                    owners[o] = h
+        if apply:
+            changed = []
+            for o, h in owners.items():
+                if o.owner is not h:
+                    o.owner = h
+                    changed.append(o)
+                    if h is not None:
+                        changed.extend(h.outs)
+            for o in changed:
+                o.poke(now)
+        return owners
+
+    @staticmethod
+    def start_time(h, owners: dict, now: float) -> float:
+        """When *h* may start with the given reservations (INF: not every port is its own)."""
+        t = now
+        need = h.p.credits
+        for o in h.outs:
+            if owners[o] is not h:
+                return INF
+            b = o.busy_until
+            if b > t:
+                t = b
+            c = o.credit_time(h.vl[o], need, now)
+            if c > t:
+                t = c
+        return t
+
+    def serve(self, tx, now: float):
+        owners = self.settle(now, True)
+        h = tx.owner
+        # when another head of this port may become eligible (a credit return not yet taken in would
+        # not poke the port again); INF: a later return pokes it
+        nxt = INF
+        for w in tx.mq:
+            if w is not h:
+                t = w.ready_at()
+                if t <= now:
+                    need = w.p.credits
+                    t = max(o.credit_time(w.vl[o], need, now) for o in w.outs)
+                if now < t < nxt:
+                    nxt = t
+        if h is None:
+            return None, nxt, False
+        for o in h.outs:  # take in the credits returned by now
+            rq = o.returns[h.vl[o]]
+            if rq and rq[0][0] <= now:
+                o.absorb(h.vl[o], now)
+        t = self.start_time(h, owners, now)
+        if t <= now:
+            return self._start(h, tx, now), INF, True
+        return None, (t if t < nxt else nxt), True
+
+    def _start(self, h, tx, now: float) -> float:
+        p = h.p
+        del self.heads[h.buf]
+        xend = cross(h.buf, p, now)  # one crossing feeds every copy
+        outs = h.outs
+        h.outs = []
+        n = len(outs)
+        mine = now
+        for i, o in enumerate(outs):
+            o.mq.remove(h)
+            o.owner = None
+            end = self.copy_out(o, p, h.vl[o], now, xend, i == n - 1)
+            if o is tx:
+                mine = end
+            else:
+                o.busy_until = end
+                o.poke(end)
+        self.settle(now, True)  # the copies took credits: later heads may have lost their eligibility
+        return mine
+
+    def sendable(self, tx, now: float):
+        owners = self.settle(now, False)
+        h = owners[tx]
+        if h is None:
+            return False, False
+        if self.start_time(h, owners, now) > now:
+            return False, True
+        # any port of the packet starts every copy: this one must look now unless another is due to
+        return not any(o is not tx and (o.running or o.pending_wake() <= now) for o in h.outs), True
+
+    def waits(self, h, now: float, starved):
+        if h.ready_at() > now:
+            return None, False
+        waits = [k for k in (starved(o, h.vl[o], h.p.credits) for o in h.outs) if k is not None]
+        return (waits or None), True  # lock step: blocked while any output is
+
+
+class _Stored:
+    """A packet in the central buffer: its copies left to send and when its data is in."""
+
+    __slots__ = ("p", "left", "xend")
+
+    def __init__(self, p, left: int, xend: float):
+        self.p = p
+        self.left = left
+        self.xend = xend
+
+
+class CentralBuffer(ReplicationEngine):
+    """A multicast FIFO per output port in a central buffer of ``size`` bytes (module docstring)."""
+
+    name = "central-buffer"
+    options = {"size": "16384"}
+
+    def __init__(self, options=None, rng=None):
+        super().__init__(options, rng)
+        try:
+            self.size = int(self.opts["size"])
+        except ValueError:
+            self.size = -1
+        if self.size <= 0:
+            raise ConfigError(f"replication engine 'central-buffer': 'size' must be a positive number of bytes"
+                              f" (got {self.opts['size']!r})")
+
+    def attach(self, switch) -> None:
+        super().attach(switch)
+        biggest = max((h.max_packet() for h in switch.sim.hosts), default=0)
+        if self.size < biggest:
+            raise ConfigError(f"replicationOptions: the central buffer ({self.size}B) cannot hold a {biggest}B packet")
+        self.cap = self.size // 64
+        self.used = 0
+        self.stored = 0
+        self.full = False
+        for tx in switch.tx.values():
+            tx.mfifo = deque()
+
+    def _move(self, h, now: float) -> None:
+        p = h.p
+        del self.heads[h.buf]
+        xend = cross(h.buf, p, now)  # out of the input VL: credits go back upstream
+        self.used += p.credits
+        self.stored += 1
+        s = _Stored(p, len(h.outs), xend)
+        for o in h.outs:
+            o.mq.remove(h)
+            o.mfifo.append((s, h.vl[o]))
+            o.poke(now)
+        h.where = self
+
+    def serve(self, tx, now: float):
+        nxt = INF
+        if tx.mq:
+            for h in sorted(tx.mq, key=_ts):
+                t = h.ready_at()
+                if t > now:
+                    if t < nxt:
+                        nxt = t
+                elif self.used + h.p.credits <= self.cap:
+                    self._move(h, now)
+                else:
+                    self.full = True  # poked when space frees
+        f = tx.mfifo
+        if f:
+            s, vl = f[0]
+            p = s.p
+            if has_credits(tx, vl, p.credits, now):
+                f.popleft()
+                s.left -= 1
+                last = not s.left
+                if last:
+                    self.used -= p.credits
+                    self.stored -= 1
+                    if self.full:
+                        self.full = False
+                        for h in self.heads.values():
+                            t = h.ready_at()
+                            for o in h.outs:
+                                o.poke(t if t > now else now)
+                return self.copy_out(tx, p, vl, now, s.xend, last), nxt, False
+            t = tx.credit_time(vl, p.credits, now)
+            if t < nxt:
+                nxt = t
+        return None, nxt, False
+
+    def sendable(self, tx, now: float):
+        f = tx.mfifo
+        if f:
+            s, vl = f[0]
+            return s.p.credits <= tx._credits_at(vl, now), False
+        for h in tx.mq:
+            if h.ready_at() <= now and self.used + h.p.credits <= self.cap \
+                    and h.p.credits <= tx._credits_at(h.vl[tx], now):
+                return True, False
+        return False, False
+
+    def held(self) -> int:
+        return self.stored
+
+    def waits(self, h, now: float, starved):
+        if h.ready_at() > now or self.used + h.p.credits <= self.cap:
+            return None, False
+        return [("central", id(self))], False
+
+    def nodes(self, now: float, starved):
+        if not self.stored:
+            return
+        waits = []
+        for tx in self.switch.tx.values():
+            if tx.mfifo:
+                s, vl = tx.mfifo[0]
+                k = starved(tx, vl, s.p.credits)
+                if k is None:
+                    return
+                waits.append(k)
+        if waits:
+            yield ("central", id(self)), f"{self.switch.path} central buffer", waits, False
+
+
+class ReplicatedUnicast(ReplicationEngine):
+    """No switch support: the source sends one unicast copy per member (module docstring)."""
+
+    name = "replicated-unicast"
+    source_copies = True
+
+
+@hookimpl
+def ibfabric_register_replication_engines(register) -> None:
+    register("asynchronous", Asynchronous,
+             description="copies leave independently; one-packet extra buffer per input port (Kim et al.)")
+    register("synchronous", Synchronous,
+             description="lock-step copies after reserving every output, FCFS among multicast packets")
+    register("central-buffer", CentralBuffer,
+             description="a multicast FIFO per output in a central buffer of size= bytes, before unicast")
+    register("replicated-unicast", ReplicatedUnicast,
+             description="no switch support: the source sends a unicast copy to each member")
