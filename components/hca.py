@@ -650,6 +650,10 @@ class HCA(IBNode):
         self.realtime_sls = self.int_param("realtimeSLs", 1, 15 - self.realtime_sl)
         self.realtime_dst = int(p["realtimeDestination"])
         self.realtime_streams = self.int_param("realtimeStreams", 0, 4096)
+        self.realtime_multicast = float(p["realtimeMulticast"])
+        if not 0.0 <= self.realtime_multicast <= 1.0:
+            raise ConfigError(f"{self.path}: 'realtimeMulticast' must be a fraction from 0 to 1"
+                              f" (got {self.realtime_multicast})")
         if not 0.0 <= self.realtime_load <= 10.0:
             raise ConfigError(f"{self.path}: 'realtimeLoad' must be from 0 to 10 (got {self.realtime_load})")
         self.control_interval = float(p["controlInterval"])  # ns
@@ -785,6 +789,21 @@ class HCA(IBNode):
         packet(s) share a new message id; :mod:`ibfabric.mstats` accounts for the members
         reached.  Returns the packets queued.
         """
+        gi = self.multicast_group(group)
+        out = self.multicast_packets(gi, size, sl=sl, created=self.sim.now, msg=self.sim.next_message_id(), **kw)
+        for p in out:
+            self.send_packet(p)
+        return out
+
+    def multicast_group(self, group) -> int:
+        """The index in ``sim.multicast`` of *group* (a name or MulticastGroup), checked: groups are
+        declared, the switches can replicate, this host sends to the group and it has another member.
+
+        Raises
+        ------
+        ConfigError
+            Naming what is wrong.
+        """
         sim = self.sim
         acc = sim.multicast
         if acc is None:
@@ -800,23 +819,38 @@ class HCA(IBNode):
         host = sim.traffic_index(self)
         if host not in g.sender_hosts:
             raise ConfigError(f"{self.path}: host {host} is not a sender of multicast group '{g.name}'")
-        others = [m for m in g.member_hosts if m != host]
-        if not others:
+        if not any(m != host for m in g.member_hosts):
             raise ConfigError(f"{self.path}: multicast group '{g.name}' has no member but the sender")
-        p = Packet.make(self.lid, g.mlid_of(host), size, sl=sl, src=host, msg=sim.next_message_id(), **kw)
-        p.created = sim.now
+        return gi
+
+    def multicast_packets(self, gi: int, size: int, *, sl: int, created: float, **kw) -> list[Packet]:
+        """The packet(s) that carry one multicast packet of *size* wire bytes to group *gi* (an index
+        checked by :meth:`multicast_group`), accounted as sent in ``sim.multicast`` but not queued.
+
+        One packet to the group's MLID for this host with switch replication, one unicast copy per
+        other member with ``replicated-unicast``; *kw* are :class:`Packet` fields (``msg`` and
+        ``seq`` identify the packet to the accounting, so every packet sent needs its own pair).
+        """
+        sim = self.sim
+        acc = sim.multicast
+        g = acc.groups[gi]
+        host = sim.traffic_index(self)
+        klass = kw.pop("cls", 0)  # Packet.make's own first argument is named cls
+        p = Packet.make(self.lid, g.mlid_of(host), size, sl=sl, src=host, **kw)
+        p.created, p.cls = created, klass
         acc.add_sent(p, gi, host)
         if not acc.source_copies:
-            self.send_packet(p)
             return [p]
-        dlids = sim.dlids_from(self)
+        dlids = self.__dict__.get("_member_dlids")
+        if dlids is None:  # the unicast DLID of every host, once per HCA (routes are static)
+            dlids = self._member_dlids = sim.dlids_from(self).tolist()
         out = []
-        for m in others:
-            c = copy.copy(p)
-            c.dlid = int(dlids[m])
-            c.dst = m
-            self.send_packet(c)
-            out.append(c)
+        for m in g.member_hosts:
+            if m != host:
+                c = copy.copy(p)
+                c.dlid = int(dlids[m])
+                c.dst = m
+                out.append(c)
         return out
 
 

@@ -17,6 +17,15 @@ Per HCA, beside the best-effort pattern traffic (``traffic``, ``load``):
   in ``msg`` (``last`` on its final packet), traffic class 2 (real time)
   and ``keep`` on the packets selective dropping must spare
   (:func:`ibfabric.mpeg.protected`).
+- ``realtimeMulticast`` (0..1): that share of the host's streams
+  (``round(share x count)``, picked at random, seeded) go to a multicast
+  group instead, each to one of the groups the host sends to (picked at
+  random): Kim et al.'s §5.2 workload ("20 percent of the real-time
+  traffic has multi-destinations").  Each packet of such a stream's frames
+  is sent as :meth:`~ibfabric.components.hca.HCA.multicast_packets` makes it (to the sender's MLID,
+  or a unicast copy per other member under ``replicated-unicast``), with
+  the same burst, ``last``, ``keep``, ``flow`` and ``msg``; the stream's
+  deadlines are judged per member (:mod:`ibfabric.deadlines`).
 - ``controlInterval`` > 0: one ``controlSize`` packet every interval (Kim:
   256 B every 33.3 ms) from a random phase, to a uniformly random other
   host, on VL15 (highest priority, no flow control), class 3 (control).
@@ -78,8 +87,9 @@ class MpegSource:
     lazy = False
 
     def __init__(self, hca, tx, src: int, dsts: list[int], dlids: list[int], model, rate_bps: float, sl: int,
-                 rng: np.random.Generator, start: float = 0.0, sls: int = 1):
+                 rng: np.random.Generator, start: float = 0.0, sls: int = 1, groups: list[int] | None = None):
         self.sim = hca.sim
+        self.hca = hca
         self.stats = hca.sim.stats
         self.tx = tx
         self.slid = hca.lid
@@ -89,6 +99,15 @@ class MpegSource:
         #: stream j's SL: the streams take the *sls* SLs from *sl* on in turn
         self.sls = [sl + j % sls for j in range(n)]
         self.flows = [STREAM_BASE + src * MAX_STREAMS + j for j in range(n)]
+        #: stream j's multicast group (an index of ``sim.multicast``), or -1: a unicast stream to ``dsts[j]``
+        self.groups = [-1] * n if groups is None else [int(g) for g in groups]
+        #: packets queued per packet of stream j's frames (a copy per other member with replicated-unicast)
+        self.copies = [1] * n
+        if any(g >= 0 for g in self.groups):
+            acc = self.sim.multicast
+            for j, g in enumerate(self.groups):
+                if g >= 0 and acc.source_copies:
+                    self.copies[j] = sum(1 for m in acc.groups[g].member_hosts if m != src)
         self.model = model.at_rate(rate_bps / n)
         self.period = 1e9 / self.model.fps
         self.mtu, self.header = hca.mtu, hca.header_size
@@ -134,13 +153,20 @@ class MpegSource:
             sizes = self._packets(size)
             n = len(sizes)
             msg = next_id()
-            dlid, dst, flow, sl = self.dlids[j], self.dsts[j], self.flows[j], self.sls[j]
+            dlid, dst, flow, sl, g = self.dlids[j], self.dsts[j], self.flows[j], self.sls[j], self.groups[j]
             q = sendq[sl]
-            for i, sz in enumerate(sizes):
-                q.append(Packet(self.slid, dlid, sl, sz, (sz + 63) >> 6, self.src, dst, t, 0, 2, flow, msg, i,
-                                i == n - 1, cls=2, keep=protected(kind, i, n)))
-            self.tx.queued += n
-            self.stats.add_generated(n, sum(sizes), t)
+            if g < 0:
+                for i, sz in enumerate(sizes):
+                    q.append(Packet(self.slid, dlid, sl, sz, (sz + 63) >> 6, self.src, dst, t, 0, 2, flow, msg, i,
+                                    i == n - 1, cls=2, keep=protected(kind, i, n)))
+            else:  # a multicast stream: each packet to the group (HCA.multicast_packets: MLID or copies)
+                make = self.hca.multicast_packets
+                for i, sz in enumerate(sizes):
+                    q.extend(make(g, sz, sl=sl, created=t, flow=flow, msg=msg, seq=i, last=i == n - 1, cls=2,
+                                  keep=protected(kind, i, n)))
+            c = self.copies[j]
+            self.tx.queued += n * c
+            self.stats.add_generated(n * c, sum(sizes) * c, t)
             self.frames_sent += 1
             self.k[j] = k + 1
             heapq.heapreplace(heap, (self.phase[j] + (k + 1) * self.period, j))
@@ -157,12 +183,12 @@ class MpegSource:
             if t > lim:
                 continue
             saved = (self.batches[j], self.rngs[j].bit_generator.state)
-            k = self.k[j]
+            k, c = self.k[j], self.copies[j]
             while self.phase[j] + k * self.period <= lim:
                 sizes = self._packets(self._frame(j, k)[1])
-                packets += len(sizes)
+                packets += len(sizes) * c
                 if self.phase[j] + k * self.period >= self.stats.window:
-                    nbytes += sum(sizes)
+                    nbytes += sum(sizes) * c
                 k += 1
             self.batches[j], state = saved
             self.rngs[j].bit_generator.state = state
@@ -170,7 +196,7 @@ class MpegSource:
 
     def pending_estimate(self, now: float) -> float:
         lim = min(now, self.sim.traffic_stop)
-        frames = sum(math.floor((lim - t) / self.period) + 1 for t, _j in self.heap if t <= lim)
+        frames = sum((math.floor((lim - t) / self.period) + 1) * self.copies[j] for t, j in self.heap if t <= lim)
         return frames * math.ceil(self.model.mean_frame() / self.mtu)
 
 
@@ -252,12 +278,49 @@ def start_sources(hca) -> list:
                               f" (got {dst})")
         else:
             dsts = [dst] * count
-        out.append(MpegSource(hca, tx, src, dsts, [int(dlids[d]) for d in dsts], model, rate, hca.realtime_sl,
-                              rng, sls=hca.realtime_sls))
+        groups = multicast_streams(hca, src, count)
+        source = MpegSource(hca, tx, src, dsts, [int(dlids[d]) for d in dsts], model, rate, hca.realtime_sl, rng,
+                            sls=hca.realtime_sls, groups=groups)
+        out.append(source)
         deadlines_for(sim)
+        sim.realtime_multicast_flows.update(f for f, g in zip(source.flows, groups) if g >= 0)
     if hca.control_interval > 0 and n > 1:
         rng = module_rng(sim.seed, f"{hca.path}:control")
         out.append(ControlSource(hca, tx, src, dlids, hca.control_size, hca.control_interval, rng))
+    return out
+
+
+def multicast_streams(hca, src: int, count: int) -> list[int]:
+    """Per stream of host *src*, the index (in ``sim.multicast``) of the group it is sent to, or -1.
+
+    ``round(realtimeMulticast x count)`` streams, picked at random, each to a group picked at
+    random among those this host sends to (declared with it among their ``senders=`` and with
+    another member), from the host's own seeded generator (so the unicast streams' destinations
+    do not change with the share).
+    """
+    share = hca.realtime_multicast
+    out = [-1] * count
+    if share <= 0:
+        return out
+    sim = hca.sim
+    acc = sim.multicast
+    if acc is None:
+        raise ConfigError(f"{hca.path}: 'realtimeMulticast' is {share} but no multicast groups are declared (the"
+                          f" subnet manager's 'multicastGroups')")
+    mine = [gi for gi, g in enumerate(acc.groups)
+            if src in g.sender_hosts and any(m != src for m in g.member_hosts)]
+    if not mine:
+        raise ConfigError(f"{hca.path}: 'realtimeMulticast' is {share} but host {src} sends to no multicast group"
+                          f" (none of {', '.join(g.name for g in acc.groups)} lists it, with another member, in"
+                          f" 'senders=')")
+    for gi in mine:
+        hca.multicast_group(acc.groups[gi])  # the switches' problem, if any, as send_multicast reports it
+    rng = module_rng(sim.seed, f"{hca.path}:realtime-multicast")
+    k = round(share * count)
+    picked = rng.permutation(count)[:k]
+    chosen = rng.integers(len(mine), size=k)
+    for j, c in zip(picked.tolist(), chosen.tolist()):
+        out[j] = mine[c]
     return out
 
 
@@ -275,12 +338,26 @@ def deadlines_for(sim):
 def realtime_summary(sim) -> dict:
     """The ``"realtime"`` section of the summary: ``streams``, ``frames`` (measured frames delivered:
     created after the warm-up), ``missed``, ``dmp`` and ``dmt_ns`` (Kim et al.'s deadline rule,
-    :mod:`ibfabric.deadlines`); None where nothing was measured."""
+    :mod:`ibfabric.deadlines`); None where nothing was measured.
+
+    A multicast stream's frame counts once per member that receives it (each member's frames are
+    judged as a stream of their own), so the overall figures are those of Kim et al.'s Fig. 10a-b
+    (real-time traffic, unicast and multicast together); with multicast streams (``realtimeMulticast``)
+    ``"multicast"`` gives the same figures over them alone, with ``streams`` the streams sent and
+    ``receivers`` the (stream, member) pairs that received frames."""
     import copy
 
     acc = copy.deepcopy(sim.realtime_deadlines)
     acc.add(sim.stats.arrays(), sim.now)
     s = acc.summary()
-    out = {"streams": s["streams"], "frames": s["frames"], "missed": s["missed"],
-           "dmp": None if s["dmp"] != s["dmp"] else s["dmp"], "dmt_ns": None if s["dmt"] != s["dmt"] else s["dmt"]}
+    out = {"streams": len({f for f, _d in acc.streams}), **_figures(s)}
+    mflows = sim.realtime_multicast_flows
+    if mflows:
+        m = acc.summary(flows=mflows)
+        out["multicast"] = {"streams": len(mflows), "receivers": m["streams"], **_figures(m)}
     return out
+
+
+def _figures(s: dict) -> dict:
+    return {"frames": s["frames"], "missed": s["missed"], "dmp": None if s["dmp"] != s["dmp"] else s["dmp"],
+            "dmt_ns": None if s["dmt"] != s["dmt"] else s["dmt"]}

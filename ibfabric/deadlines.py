@@ -181,8 +181,12 @@ class _Stream:
 class DeadlineStats:
     """DMP and DMT per stream, from a delivery log added one chunk at a time.
 
-    A *stream* is a ``flow``; its *frames* are its messages, in ``msg``
-    order.  A frame arrives when the packet of its message with
+    A *stream* is a ``flow`` as one destination receives it, a ``(flow, dst)``
+    pair (the ``flow`` alone for a log without ``dst``): the copies of a
+    multicast stream's frames that reach its members are judged member by
+    member, each member's frames as one stream [1]_ (§5.2 applies the §4
+    rule to multicast frames; one member's late frame resets that member's
+    deadlines only).  Its *frames* are its messages, in ``msg`` order.  A frame arrives when the packet of its message with
     ``last=True`` is delivered (selective dropping never drops it, see
     :func:`ibfabric.mpeg.protected`); other packets are ignored.  Per
     stream only the state of the deadline rule (the next frame's index and
@@ -246,11 +250,11 @@ class DeadlineStats:
         self.t0 = float(t0)
         self.t_end = t_end
         self.first_deadline = dict(first_deadline or {})
-        self.streams: dict[int, _Stream] = {}
+        self.streams: dict[tuple[int, int], _Stream] = {}  # (flow, dst) -> state
 
     def add(self, log: Mapping[str, np.ndarray], now: float = math.inf) -> "DeadlineStats":
         """Add the frames of *log* (``flow``, ``msg``, ``created``, ``delivered_at``, ``last``, and
-        ``cls`` if present, as :meth:`ibfabric.stats.PacketStats.arrays`) whose last packet was
+        ``dst`` and ``cls`` if present, as :meth:`ibfabric.stats.PacketStats.arrays`) whose last packet was
         delivered by *now*."""
         last = np.asarray(log["last"], dtype=bool)
         if len(last) == 0:
@@ -265,20 +269,21 @@ class DeadlineStats:
         if not keep.any():
             return self
         f = flow[keep]
+        d = np.asarray(log["dst"], dtype=np.int64)[keep] if "dst" in log else np.full(len(f), -1, dtype=np.int64)
         m = np.asarray(log["msg"], dtype=np.int64)[keep]
         c = np.asarray(log["created"], dtype=float)[keep]
         a = delivered[keep]
-        o = np.lexsort((a, m, f))
-        f, m, c, a = f[o], m[o], c[o], a[o]
-        cuts = np.flatnonzero(f[1:] != f[:-1]) + 1
+        o = np.lexsort((a, m, d, f))
+        f, d, m, c, a = f[o], d[o], m[o], c[o], a[o]
+        cuts = np.flatnonzero((f[1:] != f[:-1]) | (d[1:] != d[:-1])) + 1
         for lo, hi in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(f)]))):
-            self._add_stream(int(f[lo]), m[lo:hi], c[lo:hi], a[lo:hi])
+            self._add_stream(int(f[lo]), int(d[lo]), m[lo:hi], c[lo:hi], a[lo:hi])
         return self
 
-    def _add_stream(self, flow: int, msg: np.ndarray, created: np.ndarray, arrivals: np.ndarray) -> None:
-        st = self.streams.get(flow)
+    def _add_stream(self, flow: int, dst: int, msg: np.ndarray, created: np.ndarray, arrivals: np.ndarray) -> None:
+        st = self.streams.get((flow, dst))
         if st is None:
-            st = self.streams[flow] = _Stream()
+            st = self.streams[(flow, dst)] = _Stream()
         first = self.first_deadline.get(flow, created[0] + self.period)
         d, st.carry = _chain(arrivals, first, st.frames, self.period, st.carry)
         st.reordered += int((msg <= st.last_msg).sum())
@@ -297,7 +302,8 @@ class DeadlineStats:
             st.miss_max = max(st.miss_max, float(late.max()))
 
     def result(self) -> dict[str, np.ndarray]:
-        """Per stream, in ``flow`` order: ``flow``, ``frames`` (measured frames delivered),
+        """Per stream, in ``(flow, dst)`` order: ``flow``, ``dst`` (-1 for a log without one), ``frames``
+        (measured frames delivered),
         ``missed``, ``dmp``, ``dmt`` (mean miss time, NaN without misses), ``miss_time_sum``,
         ``miss_time_max``, ``reordered``, ``last_deadline``, ``last_arrival``."""
         ids = sorted(self.streams)
@@ -308,19 +314,22 @@ class DeadlineStats:
         with np.errstate(invalid="ignore", divide="ignore"):
             dmp = np.where(frames > 0, missed / np.maximum(frames, 1), np.nan)
             dmt = np.where(missed > 0, miss_sum / np.maximum(missed, 1), np.nan)
-        return {"flow": np.array(ids, dtype=np.int64), "frames": frames, "missed": missed, "dmp": dmp, "dmt": dmt,
+        return {"flow": np.array([i[0] for i in ids], dtype=np.int64),
+                "dst": np.array([i[1] for i in ids], dtype=np.int64), "frames": frames, "missed": missed, "dmp": dmp, "dmt": dmt,
                 "miss_time_sum": miss_sum, "miss_time_max": np.array([s.miss_max for s in ss], dtype=float),
                 "reordered": np.array([s.reordered for s in ss], dtype=np.int64),
                 "last_deadline": np.array([s.last_deadline for s in ss], dtype=float),
                 "last_arrival": np.array([s.last_arrival for s in ss], dtype=float)}
 
-    def summary(self) -> dict[str, float | int]:
-        """Over all streams: ``streams``, ``frames``, ``missed``, ``dmp`` (missed over frames) and
-        ``dmt`` (mean miss time over every missed frame, in the log's unit)."""
-        frames = sum(s.counted for s in self.streams.values())
-        missed = sum(s.missed for s in self.streams.values())
-        total = sum(s.miss_sum for s in self.streams.values())
-        return {"streams": len(self.streams), "frames": frames, "missed": missed,
+    def summary(self, flows=None) -> dict[str, float | int]:
+        """Over all streams, or those of the ``flow`` ids in *flows*: ``streams`` (receiving streams:
+        ``(flow, dst)`` pairs), ``frames``, ``missed``, ``dmp`` (missed over frames) and ``dmt`` (mean
+        miss time over every missed frame, in the log's unit)."""
+        ss = [s for k, s in self.streams.items() if flows is None or k[0] in flows]
+        frames = sum(s.counted for s in ss)
+        missed = sum(s.missed for s in ss)
+        total = sum(s.miss_sum for s in ss)
+        return {"streams": len(ss), "frames": frames, "missed": missed,
                 "dmp": missed / frames if frames else math.nan, "dmt": total / missed if missed else math.nan}
 
 
