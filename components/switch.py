@@ -159,10 +159,25 @@ class SwitchRx:
             return
         p.out_port = op
         p.out_vl = ovl
-        self.store(p, buf, op, ovl)
+        # store it; a new head becomes a candidate of its output port (inline: the per-packet path)
+        t = p.ready_at = p.head_at + self.route_delay
+        q = buf.q
+        q.append(p)
+        occ = buf.occ = buf.occ + p.credits
+        if occ > buf.max_occ:
+            buf.max_occ = occ
+        if len(q) == 1:
+            if ovl == VL15:
+                op.mcands.append(buf)
+            else:
+                op.cands[ovl].append(buf)
+            if self.xbar_free > t:
+                t = self.xbar_free
+            op.poke(t)
 
     def store(self, p, buf: InputBuffer, op, ovl: int) -> None:
-        """Append the routed packet *p* to *buf*; a new head becomes a candidate of its output port."""
+        """Append the routed packet *p* to *buf*; a new head becomes a candidate of *op* (for the cold
+        paths, multicast heads; :meth:`receive` and :class:`~ibfabric.components.voq.VoqRx` inline it)."""
         t = p.ready_at = p.head_at + self.route_delay
         q = buf.q
         q.append(p)

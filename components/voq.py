@@ -23,6 +23,7 @@ lifetime droppers, whose mechanisms are defined on one FIFO per VL, need
 
 from __future__ import annotations
 
+from .packet import VL15
 from .port import INF
 from .switch import SwitchRx
 
@@ -114,10 +115,34 @@ class VoqRx(SwitchRx):
         ports = sorted(node.links)
         self.bufs = [VoqPool(self, vl, buf_credits, ports) for vl in range(nvl)]
 
-    def store(self, p, buf, op, ovl: int) -> None:
-        if buf is self.vl15:
-            SwitchRx.store(self, p, buf, op, ovl)
+    def receive(self, p, now: float) -> None:
+        try:
+            port, op, sl2vl = self.routes[p.dlid]
+        except IndexError:
+            op = None
+        vl = p.vl
+        if vl == VL15 or op is None:
+            SwitchRx.receive(self, p, now)  # VL15, local and unroutable packets: as in any switch
             return
-        SwitchRx.store(self, p, buf.voqs[op.port], op, ovl)  # the queue's occ setter counts the pool too
-        if buf.occ > buf.max_occ:
-            buf.max_occ = buf.occ
+        pool = self.bufs[vl]
+        ovl = sl2vl[p.sl]
+        if ovl >= op.nvl:
+            self._discard(p, pool, "sl2vl-drop")
+            return
+        if self.drop_check and self.dropper.on_arrival(p, pool, now):
+            self._discard(p, pool, "dropper")
+            return
+        p.out_port = op
+        p.out_vl = ovl
+        t = p.ready_at = p.head_at + self.route_delay
+        voq = pool.voqs[op.port]
+        q = voq.q
+        q.append(p)
+        voq.occ += p.credits  # the queue's setter counts the pool too
+        if pool.occ > pool.max_occ:
+            pool.max_occ = pool.occ
+        if len(q) == 1:
+            op.cands[ovl].append(voq)
+            if self.xbar_free > t:
+                t = self.xbar_free
+            op.poke(t)
