@@ -33,7 +33,7 @@ __all__ = ["VoqPool", "VoqQueue", "VoqRx"]
 class VoqQueue:
     """The packets of one input VL bound for one output port (looks like an input buffer to the ports)."""
 
-    __slots__ = ("q", "vl", "rx", "pool", "out", "_occ", "max_occ", "escape", "hq_expire", "adaptive_cap")
+    __slots__ = ("q", "vl", "rx", "pool", "out", "_occ", "max_occ")
 
     def __init__(self, pool: "VoqPool", out: int):
         from collections import deque
@@ -45,9 +45,6 @@ class VoqQueue:
         self.out = out
         self._occ = 0
         self.max_occ = 0
-        self.escape = None
-        self.hq_expire = INF
-        self.adaptive_cap = 0
 
     @property
     def occ(self) -> int:
@@ -74,7 +71,7 @@ class VoqQueue:
 class VoqPool:
     """One input VL buffer of a switch with virtual output queues: the credits its queues share."""
 
-    __slots__ = ("vl", "rx", "capacity", "occ", "max_occ", "voqs", "escape", "hq_expire", "adaptive_cap")
+    __slots__ = ("vl", "rx", "capacity", "occ", "max_occ", "voqs", "hq_expire")
 
     def __init__(self, rx, vl: int, capacity: int, ports: list[int]):
         self.vl = vl
@@ -82,9 +79,7 @@ class VoqPool:
         self.capacity = capacity
         self.occ = 0
         self.max_occ = 0
-        self.escape = None
-        self.hq_expire = INF
-        self.adaptive_cap = 0
+        self.hq_expire = INF  # no lifetimes with VOQs: the deadlock finder reads it of every buffer
         width = max(ports, default=0) + 1
         self.voqs: list[VoqQueue | None] = [VoqQueue(self, p) if p in ports else None for p in range(width)]
 
@@ -134,15 +129,6 @@ class VoqRx(SwitchRx):
             return
         p.out_port = op
         p.out_vl = ovl
-        t = p.ready_at = p.head_at + self.route_delay
-        voq = pool.voqs[op.port]
-        q = voq.q
-        q.append(p)
-        voq.occ += p.credits  # the queue's setter counts the pool too
+        self.store(p, pool.voqs[op.port], op, ovl)  # the queue's occ setter counts the pool too
         if pool.occ > pool.max_occ:
             pool.max_occ = pool.occ
-        if len(q) == 1:
-            op.cands[ovl].append(voq)
-            if self.xbar_free > t:
-                t = self.xbar_free
-            op.poke(t)

@@ -438,25 +438,28 @@ class Simulation:
             self._patterns[key] = checked(reg, reg.create(len(self.hosts), opts, rng), len(self.hosts))
         return self._patterns[key]
 
-    def dlids_from(self, hca) -> np.ndarray:
-        """DLID of every traffic endpoint for packets sent by *hca* (per the routing's path choice)."""
-        fabric, tables = self.fabric, self.tables
+    def host_endpoints(self) -> np.ndarray:
+        """The fabric endpoint of each traffic host's first port, in :attr:`hosts` order (cached per fabric)."""
+        fabric = self.fabric
         if getattr(self, "_host_eps", None) is None or self._host_eps_fabric is not fabric:
             index = {id(n): i for i, n in enumerate(self.ib_nodes)}
             self._host_eps = np.array(
                 [fabric.endpoint_of(index[id(h)], h.first_port) for h in self.hosts], dtype=np.int64
             )
             self._host_eps_fabric = fabric
-        eps = self._host_eps
-        src_ep = int(eps[self._host_index[id(hca)]])
-        return np.array(tables.dlids(src_ep, eps), dtype=np.int64)
+        return self._host_eps
+
+    def dlids_from(self, hca) -> np.ndarray:
+        """DLID of every traffic endpoint for packets sent by *hca* (per the routing's path choice)."""
+        eps = self.host_endpoints()
+        return np.array(self.tables.dlids(int(eps[self._host_index[id(hca)]]), eps), dtype=np.int64)
 
     def path_sls_from(self, hca, dlids) -> np.ndarray | None:
         """The SL of *hca*'s path to each of *dlids* (the path record of dfsssp, lash), None without path SLs."""
         if self.tables.path_sl is None:
             return None
-        self.dlids_from(hca)  # the endpoint cache
-        return np.asarray(self.tables.sls(int(self._host_eps[self._host_index[id(hca)]]), dlids), dtype=np.int64)
+        src_ep = int(self.host_endpoints()[self._host_index[id(hca)]])
+        return np.asarray(self.tables.sls(src_ep, dlids), dtype=np.int64)
 
     def adaptive_dlids(self, dlids) -> list[int]:
         """The adaptive DLID (LSB set) of each DLID whose owner has a LID range of 2 or more; the

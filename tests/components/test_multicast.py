@@ -162,26 +162,25 @@ class TestEngines:
         assert at[(u2, 1)] > at[(mc, 1)]
         assert at[(other, 3)] < at[(mc, 1)]
 
-    def test_central_buffer_copies_go_before_unicast(self):
-        # the port to h1 is busy; a unicast packet U (h3 -> h1) waits there before M's copy does
-        sim = star("central-buffer")
+    @staticmethod
+    def priority_run(engine: str):
+        """The port to h1 is busy (a 2048-byte packet from h2); a unicast packet U (h3 -> h1) waits
+        there before multicast M's copy does: (simulation, arrivals, big, U, M)."""
+        sim = star(engine)
         unicast_at(sim, 0.0, 2, 1, 2048)
         unicast_at(sim, 100.0, 3, 1, 256)
         mcast_at(sim, 300.0, 0, "g", 256)
         sim.run("30us")
         at = arrivals(sim)
-        big, u, mc = sorted({m for m, _ in at})
+        return (sim, at, *sorted({m for m, _ in at}))
+
+    def test_central_buffer_copies_go_before_unicast(self):
+        sim, at, big, u, mc = self.priority_run("central-buffer")
         assert at[(big, 1)] < at[(mc, 1)] < at[(u, 1)]
         assert sim.summary()["conservation_ok"]
 
     def test_asynchronous_gives_the_same_priority(self):
-        sim = star("asynchronous")
-        unicast_at(sim, 0.0, 2, 1, 2048)
-        unicast_at(sim, 100.0, 3, 1, 256)
-        mcast_at(sim, 300.0, 0, "g", 256)
-        sim.run("30us")
-        at = arrivals(sim)
-        big, u, mc = sorted({m for m, _ in at})
+        _, at, big, u, mc = self.priority_run("asynchronous")
         assert at[(mc, 1)] < at[(u, 1)]
 
     def test_central_buffer_frees_the_input_vl_at_the_move(self):

@@ -24,7 +24,7 @@ def ring_sim(routing: str, options: str = "", **over) -> Simulation:
 
 def path_sl_of_each_packet(sim: Simulation, log) -> np.ndarray:
     tables = sim.tables
-    eps = np.array([sim.tables.fabric.endpoint_of(sim.ib_nodes.index(h), h.first_port) for h in sim.hosts])
+    eps = sim.host_endpoints()
     dlids = tables.dlids(eps[log["src"]], eps[log["dst"]])
     return tables.sls(eps[log["src"]], dlids)
 
