@@ -780,16 +780,20 @@ class HCA(IBNode):
         self.sim.stats.add_generated(1, p.size, p.created)
         self.tx[port].enqueue(p)
 
-    def send_multicast(self, group, size: int, *, sl: int = 0, **kw) -> list[Packet]:
+    def send_multicast(self, group, size: int, *, sl: int | None = None, **kw) -> list[Packet]:
         """Send one packet of *size* wire bytes to multicast *group* (its name or MulticastGroup), now.
 
-        This host must be one of the group's senders.  With switch replication the packet goes
-        to the group's MLID for this sender (``group.mlid_of(host)``); with
+        This host must be one of the group's senders.  *sl* defaults to the group's first SL under a
+        bandwidth policy that gives groups SLs of their own (``multicastBandwidth``), else 0.  With
+        switch replication the packet goes to the group's MLID for this sender (``group.mlid_of(host)``); with
         ``replication = "replicated-unicast"`` one unicast copy goes to each other member.  The
         packet(s) share a new message id; :mod:`ibfabric.mstats` accounts for the members
         reached.  Returns the packets queued.
         """
         gi = self.multicast_group(group)
+        if sl is None:
+            sls = self.sim.multicast.sls[gi]
+            sl = sls[0] if sls else 0
         out = self.multicast_packets(gi, size, sl=sl, created=self.sim.now, msg=self.sim.next_message_id(), **kw)
         for p in out:
             self.send_packet(p)

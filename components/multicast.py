@@ -177,6 +177,11 @@ class McastTx:
             return end
         return super().after_send(end)
 
+    #: multicast copies go before unicast packets, outside the VL arbiter (Kim et al. §5.2); False
+    #: (a bandwidth policy with multicast VLs of their own, :mod:`ibfabric.components.mcastbw`):
+    #: they compete in VL arbitration like unicast packets, on their own VLs
+    mprio = True
+
     def try_send(self, now: float):
         if not (self.mq or self.mfifo or self.owner is not None):
             return super().try_send(now)
@@ -184,6 +189,8 @@ class McastTx:
             end, _ = self._try_vl15(now)
             if end is not None:
                 return end
+        if not self.mprio:
+            return self._arbitrated(now)
         end, nxt, hold = self.engine.serve(self, now)
         if end is not None:
             return end
@@ -198,6 +205,47 @@ class McastTx:
     def sendable(self, now: float) -> bool:
         can, hold = self.engine.sendable(self, now)
         return can or (not hold and super().sendable(now))
+
+    def _arbitrated(self, now: float):
+        """Send the packet the VL arbiter picks among the unicast candidates and the multicast
+        copies the engine offers (``engine.offers``: ``{vl: offer}``, the first copy that may go on
+        each VL); a VL with both sends its multicast copy first."""
+        offers, nxt = self.engine.offers(self, now)
+        ready = self.ready
+        chosen = self.chosen
+        returns = self.returns
+        any_ready = False
+        for vl in range(self.nvl):
+            o = offers.get(vl)
+            if o is not None:
+                ready[vl] = o.p
+                any_ready = True
+                continue
+            if not self.cands[vl]:
+                ready[vl] = None
+                continue
+            rq = returns[vl]
+            if rq and rq[0][0] <= now:
+                self.absorb(vl, now)
+            buf, t = self._pick(vl, now)
+            if buf is None:
+                ready[vl] = None
+                if t < nxt:
+                    nxt = t
+                continue
+            ready[vl] = buf.q[0]
+            chosen[vl] = buf
+            any_ready = True
+        if not any_ready:
+            self.next_t = nxt
+            return None
+        vl = self.arbiter.select(ready) if self.nvl > 1 else 0
+        o = offers.get(vl)
+        if o is not None:
+            return self.engine.send_offer(self, o, vl, now)
+        buf = chosen[vl]
+        self.cands[vl].remove(buf)
+        return self._send(buf, buf.q[0], vl, now)
 
 
 def mcast_class(base: type) -> type:

@@ -105,9 +105,13 @@ class MpegSource:
         self.copies = [1] * n
         if any(g >= 0 for g in self.groups):
             acc = self.sim.multicast
+            turn = [0] * len(acc.groups)
             for j, g in enumerate(self.groups):
                 if g >= 0 and acc.source_copies:
                     self.copies[j] = sum(1 for m in acc.groups[g].member_hosts if m != src)
+                if g >= 0 and acc.sls[g]:  # the group's SLs (a bandwidth policy), its streams in turn
+                    self.sls[j] = acc.sls[g][turn[g] % len(acc.sls[g])]
+                    turn[g] += 1
         self.model = model.at_rate(rate_bps / n)
         self.period = 1e9 / self.model.fps
         self.mtu, self.header = hca.mtu, hca.header_size

@@ -131,7 +131,19 @@ class SubnetManager(Module):
             node.install_lft(ports)
         if len(tables.mft):  # multicast groups were declared
             self._install_mfts(tables.mft)
+            self._bandwidth(tables)
         sim.tables = tables
+
+    def _bandwidth(self, tables: ForwardingTables) -> None:
+        """Apply the multicast bandwidth policy (:mod:`ibfabric.components.mcastbw`)."""
+        from .mcastbw import apply, plan
+
+        opts = parse_options(str(self.params["multicastBandwidthOptions"]), self.path, "multicastBandwidthOptions")
+        bw = plan(str(self.params["multicastBandwidth"]), opts, tables.mft.groups, self.sim.hosts, owner=self.path)
+        if not bw.priority and tables.path_sl is not None:
+            raise ConfigError(f"{self.path}: multicastBandwidth '{bw.policy}' needs SLs of its own, but the routing"
+                              f" engine gives every path its SL")
+        apply(self.sim, bw, owner=self.path)
 
     def _install_mfts(self, mft) -> None:
         """Give every switch its MFT (and so its replication engine) and start the multicast accounting."""

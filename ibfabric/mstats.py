@@ -30,6 +30,9 @@ class MulticastStats:
         self.source_copies = source_copies
         #: why some switch cannot replicate (raised when a host sends to a group), or None
         self.problem: str | None = None
+        #: per group, the SLs its packets use (a bandwidth policy's, :mod:`ibfabric.components.mcastbw`);
+        #: empty: the sender's SL
+        self.sls: list[list[int]] = [[] for _ in self.groups]
         self.by_mlid = {mlid: i for i, g in enumerate(self.groups) for mlid in g.mlids}
         self.members = [frozenset(g.member_hosts) for g in self.groups]
         #: (msg, seq) -> [group index, created, members still to reach, latest tail time]

@@ -40,7 +40,11 @@ compare four schemes; all four are here:
 
 Every switch engine serves multicast copies before unicast packets (§5.2:
 "we give multicast traffic higher priority over unicast traffic in
-reserving the output VLs") and outside the VL arbiter.
+reserving the output VLs") and outside the VL arbiter, unless a bandwidth
+policy puts multicast on VLs of its own (:mod:`ibfabric.components.mcastbw`):
+then ``asynchronous`` and ``central-buffer`` offer their copies to the VL
+arbiter (``offers``/``send_offer``), and ``synchronous``, whose lock step
+needs priority, is refused.
 
 The engine API (``attach``, ``register``, ``serve``, ``sendable``, ``held``,
 ``waits``, ``nodes``) is described in ``docs/plugins.md``.
@@ -183,6 +187,32 @@ class Asynchronous(ReplicationEngine):
                         for o in w.outs:
                             o.poke(t if t > now else now)
         return self.copy_out(tx, p, vl, now, xend, last)
+
+    def offers(self, tx, now: float):
+        """For VL arbitration (a bandwidth policy without multicast priority): ``({vl: head}, next
+        time)``, the first head per output VL that may send a copy on *tx* now."""
+        out = {}
+        nxt = INF
+        for h in tx.mq:
+            vl = h.vl[tx]
+            if vl in out:
+                continue
+            t = self._may(h, tx, now)
+            if t > now:
+                if t < nxt:
+                    nxt = t
+                continue
+            need = h.p.credits
+            if not has_credits(tx, vl, need, now):
+                t = tx.credit_time(vl, need, now)
+                if t < nxt:
+                    nxt = t
+                continue
+            out[vl] = h
+        return out, nxt
+
+    def send_offer(self, tx, h, vl: int, now: float) -> float:
+        return self._send(tx, h, vl, now)
 
     def sendable(self, tx, now: float):
         for h in tx.mq:
@@ -372,7 +402,9 @@ class CentralBuffer(ReplicationEngine):
             o.poke(now)
         h.where = self
 
-    def serve(self, tx, now: float):
+    def _admit(self, tx, now: float) -> float:
+        """Move the ready heads that want *tx* into the central buffer while it has room; return
+        when the next one is ready."""
         nxt = INF
         if tx.mq:
             for h in sorted(tx.mq, key=_ts):
@@ -384,28 +416,51 @@ class CentralBuffer(ReplicationEngine):
                     self._move(h, now)
                 else:
                     self.full = True  # poked when space frees
+        return nxt
+
+    def serve(self, tx, now: float):
+        nxt = self._admit(tx, now)
         f = tx.mfifo
         if f:
             s, vl = f[0]
             p = s.p
             if has_credits(tx, vl, p.credits, now):
-                f.popleft()
-                s.left -= 1
-                last = not s.left
-                if last:
-                    self.used -= p.credits
-                    self.stored -= 1
-                    if self.full:
-                        self.full = False
-                        for h in self.heads.values():
-                            t = h.ready_at()
-                            for o in h.outs:
-                                o.poke(t if t > now else now)
-                return self.copy_out(tx, p, vl, now, s.xend, last), nxt, False
+                return self.send_offer(tx, s, vl, now), nxt, False
             t = tx.credit_time(vl, p.credits, now)
             if t < nxt:
                 nxt = t
         return None, nxt, False
+
+    def offers(self, tx, now: float):
+        """For VL arbitration: ``({vl: stored packet}, next time)``, the head of *tx*'s multicast
+        FIFO if its VL has the credits (the FIFO is one queue: only its head may go)."""
+        nxt = self._admit(tx, now)
+        f = tx.mfifo
+        if f:
+            s, vl = f[0]
+            if has_credits(tx, vl, s.p.credits, now):
+                return {vl: s}, nxt
+            t = tx.credit_time(vl, s.p.credits, now)
+            if t < nxt:
+                nxt = t
+        return {}, nxt
+
+    def send_offer(self, tx, s, vl: int, now: float) -> float:
+        """Send the head copy *s* of *tx*'s multicast FIFO on VL *vl*."""
+        tx.mfifo.popleft()
+        p = s.p
+        s.left -= 1
+        last = not s.left
+        if last:
+            self.used -= p.credits
+            self.stored -= 1
+            if self.full:
+                self.full = False
+                for h in self.heads.values():
+                    t = h.ready_at()
+                    for o in h.outs:
+                        o.poke(t if t > now else now)
+        return self.copy_out(tx, p, vl, now, s.xend, last)
 
     def sendable(self, tx, now: float):
         f = tx.mfifo
