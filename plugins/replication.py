@@ -21,7 +21,10 @@ compare four schemes; all four are here:
     From the crossbar-reservation stage a ready multicast packet reserves
     every output port it needs, with priority over unicast packets, taking
     ports reserved by other multicast packets whose transfer has not started
-    and whose timestamp (arrival at the switch) is later: FCFS.  A reserved
+    and whose timestamp (arrival at the switch) is later: FCFS (option
+    ``priority=fcfs``, the default), or, with ``priority=rr``, whose input
+    port comes later in a round robin that starts after the input port of
+    the last packet started (then timestamps).  A reserved
     port serves no unicast packet.  The copies start together, in lock step,
     once every output is reserved and idle; the input VL is freed as they
     start.  A packet takes part in the reservation only while every output
@@ -242,17 +245,34 @@ class Synchronous(ReplicationEngine):
     """Lock-step copies after reserving every output port, FCFS among multicast packets (module docstring)."""
 
     name = "synchronous"
+    options = {"priority": "fcfs"}
+
+    def __init__(self, options=None, rng=None):
+        super().__init__(options, rng)
+        self.rr = self.opts["priority"] == "rr"
+        if self.opts["priority"] not in ("fcfs", "rr"):
+            raise ConfigError(f"replication engine 'synchronous': 'priority' must be fcfs or rr"
+                              f" (got {self.opts['priority']!r})")
 
     def attach(self, switch) -> None:
         super().attach(switch)
         self.ports = list(switch.tx.values())
+        #: rr: input ports in turn; the one after the input of the last packet started goes first
+        self.order = {rx: i for i, rx in enumerate(switch.rx.values())}
+        self.turn = 0
+
+    def _key(self, h):
+        if not self.rr:
+            return h.ts
+        return ((self.order[h.rx] - self.turn) % len(self.order), h.ts)
 
     def settle(self, now: float, apply: bool) -> dict:
         """Port reservations at *now*, from scratch: each *eligible* head (ready, and every output VL
-        has its credits), lowest timestamp first, takes the ports no earlier head took.  A started
-        packet has left the heads, so its ports are free to reserve (while it is still sending)."""
+        has its credits), in priority order (FCFS: lowest timestamp first; rr: input ports in turn,
+        then timestamp), takes the ports no earlier head took.  A started packet has left the heads,
+        so its ports are free to reserve (while it is still sending)."""
         owners = dict.fromkeys(self.ports)
-        ready = sorted((h for h in self.heads.values() if h.ready_at() <= now), key=_ts)
+        ready = sorted((h for h in self.heads.values() if h.ready_at() <= now), key=self._key)
         for h in ready:
             need = h.p.credits
             if any(o.credit_time(h.vl[o], need, now) > now for o in h.outs):
@@ -316,6 +336,7 @@ class Synchronous(ReplicationEngine):
     def _start(self, h, tx, now: float) -> float:
         p = h.p
         del self.heads[h.buf]
+        self.turn = (self.order[h.rx] + 1) % len(self.order)
         xend = cross(h.buf, p, now)  # one crossing feeds every copy
         outs = h.outs
         h.outs = []

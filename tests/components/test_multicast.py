@@ -162,6 +162,25 @@ class TestEngines:
         assert at[(u2, 1)] > at[(mc, 1)]
         assert at[(other, 3)] < at[(mc, 1)]
 
+    @pytest.mark.parametrize("priority", ["fcfs", "rr"])
+    def test_synchronous_priority_between_multicast_packets(self, priority):
+        # the port to h1 is busy; Ma (h3, port 4) reaches the switch before Mb (h0, port 1) and both
+        # want h1 and h2: FCFS serves Ma first, round robin (from input port 1 on) Mb
+        sim = star("synchronous", "g: 1 2 senders=0,3", **{"**.replicationOptions": f"priority={priority}"})
+        unicast_at(sim, 0.0, 2, 1, 2048)
+        mcast_at(sim, 100.0, 3, "g", 256)
+        mcast_at(sim, 300.0, 0, "g", 256)
+        sim.run("30us")
+        at = arrivals(sim)
+        _, ma, mb = sorted({m for m, _ in at})
+        first, second = (ma, mb) if priority == "fcfs" else (mb, ma)
+        assert at[(first, 1)] < at[(second, 1)] and at[(first, 2)] < at[(second, 2)]
+        assert sim.summary()["conservation_ok"]
+
+    def test_synchronous_priority_option_is_checked(self):
+        with pytest.raises(ConfigError, match="'priority' must be fcfs or rr"):
+            star("synchronous", **{"**.replicationOptions": "priority=lifo"}).run("1us")
+
     @staticmethod
     def priority_run(engine: str):
         """The port to h1 is busy (a 2048-byte packet from h2); a unicast packet U (h3 -> h1) waits
