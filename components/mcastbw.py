@@ -164,7 +164,8 @@ def weights_for(table, ref_vl: int, factors: dict[int, float]) -> tuple | None:
 def apply(sim, bw: BandwidthPlan, owner: str = "") -> None:
     """Install *bw*: SL-to-VL tables of every switch and HCA port, their VL arbitration tables,
     multicast priority at the switches, the groups' SLs (``sim.multicast.sls``) and the HCAs'
-    send-queue order (each multicast SL right after the reference SL)."""
+    send-queue order (the multicast SLs right after the reference SL, unless the HCA's
+    ``slPriority`` lists them all)."""
     if bw.priority:
         return
     vls = sorted(bw.factors)  # multicast SL s rides VL s
@@ -179,9 +180,11 @@ def apply(sim, bw: BandwidthPlan, owner: str = "") -> None:
             tables = {id(t): t for rx in node.rx.values() for t in rx.sl2vl_out if t is not None}.values()
         else:
             tables = [tx.sl2vl for tx in txs]
-            order = [s for s in node.sl_order if s not in vls]
-            at = order.index(bw.ref_sl) + 1 if bw.ref_sl in order else len(order)
-            node.sl_order = order[:at] + vls + order[at:]
+            listed = str(node.params["slPriority"]).replace(",", " ").split()
+            if not set(map(str, vls)) <= set(listed):  # an explicit slPriority placing them wins
+                order = [s for s in node.sl_order if s not in vls]
+                at = order.index(bw.ref_sl) + 1 if bw.ref_sl in order else len(order)
+                node.sl_order = order[:at] + vls + order[at:]
         for t in tables:
             for s in vls:
                 t[s] = s

@@ -167,3 +167,10 @@ class TestShares:
     @pytest.mark.parametrize("engine", ["asynchronous", "central-buffer"])
     def test_separate_vls_share_by_weight(self, policy, expected, engine):
         assert shares(policy, engine) == pytest.approx(expected, abs=0.03)
+
+
+def test_an_explicit_sl_priority_listing_the_multicast_sls_is_kept():
+    ov = dict(KIM, **{"**.multicastBandwidth": "separate", "**.slPriority": '"1 2 3 0 4"'})
+    sim = Simulation("kim2007_15", overrides=ov, seed=1)
+    sim.run("1ns")
+    assert sim.hosts[0].sl_order[:5] == [1, 2, 3, 0, 4]
