@@ -70,7 +70,7 @@ MAX_VALUES = 100_000
 MAX_RUNS = 100_000
 
 _TABLES = ("experiment", "parameters", "iterations", "saturation")
-_EXPERIMENT_KEYS = ("name", "topology", "network", "time", "warmup", "repeat", "seed", "together")
+_EXPERIMENT_KEYS = ("name", "topology", "network", "time", "warmup", "repeat", "seed", "together", "config")
 _SATURATION_KEYS = ("variable", "low", "high", "tolerance", "max_runs", "threshold")
 _BUILTINS = ("repetition", "seed")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -399,6 +399,22 @@ class Experiment:
                 raise self._error(path, "an empty parameter pattern")
             self._check_template(path, value, (str, int, float, bool), "a string, number or boolean")
             self._parameters.append((pattern, value if isinstance(value, str) else _literal(value)))
+        if "config" in exp:  # a named configuration (ibfabric.configs), below the file's [parameters]
+            self._parameters.extend(self._config(exp["config"]))
+
+    def _config(self, name: Any) -> list[tuple[str, str]]:
+        """The overrides of ``[experiment] config`` that the file's [parameters] do not set."""
+        from ibfabric.configs import overrides
+
+        if not isinstance(name, str):
+            raise self._error(("experiment", "config"), f"'config' must be a string (got {_kind(name)})", value=True)
+        try:
+            items = overrides(name, self._base_dir)
+        except ConfigError as exc:
+            raise self._error(("experiment", "config"), str(exc), value=True) from None
+        mine = {pattern for pattern, _ in self._parameters}
+        return [(pattern, value) for pattern, value in items.items() if pattern not in mine]
+
 
     def _check_template(self, path: tuple, value: Any, kinds: tuple, expected: str | None = None) -> None:
         if isinstance(value, list) and list in kinds:

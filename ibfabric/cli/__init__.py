@@ -24,7 +24,7 @@ from ibfabric.plugins.registry import one_line
 __all__ = ["main", "COMMANDS"]
 
 #: Command modules, in the order ``ibfabric --help`` lists them.
-COMMANDS = ["run", "sweep", "saturation", "routes", "plugins", "topo", "qos", "results", "plot"]
+COMMANDS = ["run", "sweep", "saturation", "routes", "plugins", "configs", "topo", "qos", "results", "plot"]
 
 
 class _Parser(argparse.ArgumentParser):

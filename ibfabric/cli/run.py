@@ -1,8 +1,9 @@
 """``ibfabric run``: simulate a topology under synthetic traffic and print the results.
 
-Three levels set parameters, strongest first: ``--set PATH=VALUE``; the
-options given (``--routing``, ``--load``, ``--traffic``...), which beat the
-topology file; and the defaults of :data:`DEFAULTS`, which apply only where
+Four levels set parameters, strongest first: ``--set PATH=VALUE``; the
+options given (``--routing``, ``--load``, ``--traffic``...); the named
+configuration of ``--config`` (:mod:`ibfabric.configs`), which like the
+options beats the topology file; and the defaults of :data:`DEFAULTS`, which apply only where
 the file assigns nothing (``**.load = 0.5`` in the file runs at 0.5, not at
 the default 0.1; see ``defaults`` of :class:`~ibfabric.simulation.Simulation`).
 Durations need a unit (``--time 10`` is an error: 10 what?).
@@ -56,6 +57,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--time", metavar="DURATION", default=None, help=f"simulated time, e.g. 1ms (default {DEFAULTS['time']})")
     p.add_argument("--warmup", metavar="DURATION", default=None, help=f"start of the measurement window (default {DEFAULTS['warmup']})")
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"], metavar="N", help=f"the run's seed (default {DEFAULTS['seed']})")
+    p.add_argument("--config", metavar="NAME", help="a named model configuration (ibfabric configs lists them), or"
+                        " FILE.toml:NAME for one of your own; the options given and --set override it")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
                    help="override a parameter by wildcard path, e.g. '**.routingDelay=100ns' (repeatable; first"
                         " match wins); a bare KEY=VALUE is a routing-engine option, e.g. 'root=1'")
@@ -111,6 +114,10 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
     option("**.load", None if args.load is None else repr(args.load), str(DEFAULTS["load"]))
     option("**.packetSize", None if args.packet_size is None else f"{args.packet_size}B", f"{DEFAULTS['packet_size']}B")
     option("**.arrival", args.arrival)
+    if getattr(args, "config", None):  # below the options given (first match wins), above the topology file
+        from ibfabric.configs import overrides
+
+        soft.extend(overrides(args.config).items())
     duration = _duration(args.time or DEFAULTS["time"], "--time")
     warmup = _duration(args.warmup or DEFAULTS["warmup"], "--warmup")
     if duration <= warmup:
