@@ -36,6 +36,13 @@ compare four schemes; all four are here:
     16384) when it fits, one copy queued in the multicast FIFO of each
     output port; a port serves its FIFO's head before unicast packets from
     the input VLs.  The packet's space is freed when its last copy leaves.
+    Each output port's FIFO may hold at most ``quota`` bytes of packets
+    (a packet counts in each FIFO it is queued in; ``auto``, the default:
+    ``size`` / ports; ``shared``: no quota).  Without quotas one full
+    buffer holds packets for every output, and two switches whose buffers
+    each wait for the other's input buffers deadlock even under up*/down*
+    routes; with them each FIFO waits only on its own output, as an output
+    buffer does.
 ``replicated-unicast``
     No switch support: the source HCA sends one unicast copy to each member
     (``HCA.send_multicast``).  A fabric-wide choice: every switch with
@@ -386,7 +393,7 @@ class CentralBuffer(ReplicationEngine):
     """A multicast FIFO per output port in a central buffer of ``size`` bytes (module docstring)."""
 
     name = "central-buffer"
-    options = {"size": "16384"}
+    options = {"size": "16384", "quota": "auto"}
 
     def __init__(self, options=None, rng=None):
         super().__init__(options, rng)
@@ -397,6 +404,14 @@ class CentralBuffer(ReplicationEngine):
         if self.size <= 0:
             raise ConfigError(f"replication engine 'central-buffer': 'size' must be a positive number of bytes"
                               f" (got {self.opts['size']!r})")
+        q = self.opts["quota"]
+        try:
+            self.quota = None if q == "shared" else (0 if q == "auto" else int(q))
+        except ValueError:
+            self.quota = -1
+        if self.quota is not None and self.quota < 0:
+            raise ConfigError(f"replication engine 'central-buffer': 'quota' must be auto, shared or a number of"
+                              f" bytes (got {q!r})")
 
     def attach(self, switch) -> None:
         super().attach(switch)
@@ -404,11 +419,31 @@ class CentralBuffer(ReplicationEngine):
         if self.size < biggest:
             raise ConfigError(f"replicationOptions: the central buffer ({self.size}B) cannot hold a {biggest}B packet")
         self.cap = self.size // 64
+        quota = self.quota
+        if quota == 0:  # auto: the buffer split evenly among the output ports
+            quota = self.size // max(1, len(switch.tx))
+        if quota is not None and quota < biggest:
+            raise ConfigError(f"replicationOptions: {switch.path}: the central buffer's share of each output port"
+                              f" ({quota}B, quota={self.opts['quota']}) cannot hold a {biggest}B packet")
+        #: credits of the packets queued for each output port may not exceed qcap (None: no quota)
+        self.qcap = None if quota is None else quota // 64
+        self.qused = {tx: 0 for tx in switch.tx.values()}
         self.used = 0
         self.stored = 0
         self.full = False
         for tx in switch.tx.values():
             tx.mfifo = deque()
+
+    def fits(self, h) -> bool:
+        """Whether head *h* fits the central buffer and every output port's share of it."""
+        c = h.p.credits
+        if self.used + c > self.cap:
+            return False
+        qcap = self.qcap
+        if qcap is None:
+            return True
+        qused = self.qused
+        return all(qused[o] + c <= qcap for o in h.outs)
 
     def _move(self, h, now: float) -> None:
         p = h.p
@@ -420,12 +455,13 @@ class CentralBuffer(ReplicationEngine):
         for o in h.outs:
             o.mq.remove(h)
             o.mfifo.append((s, h.vl[o]))
+            self.qused[o] += p.credits
             o.poke(now)
         h.where = self
 
     def _admit(self, tx, now: float) -> float:
-        """Move the ready heads that want *tx* into the central buffer while it has room; return
-        when the next one is ready."""
+        """Move the ready heads that want *tx* into the central buffer while they fit; return when
+        the next one is ready."""
         nxt = INF
         if tx.mq:
             for h in sorted(tx.mq, key=_ts):
@@ -433,7 +469,7 @@ class CentralBuffer(ReplicationEngine):
                 if t > now:
                     if t < nxt:
                         nxt = t
-                elif self.used + h.p.credits <= self.cap:
+                elif self.fits(h):
                     self._move(h, now)
                 else:
                     self.full = True  # poked when space frees
@@ -471,16 +507,17 @@ class CentralBuffer(ReplicationEngine):
         tx.mfifo.popleft()
         p = s.p
         s.left -= 1
+        self.qused[tx] -= p.credits
         last = not s.left
         if last:
             self.used -= p.credits
             self.stored -= 1
-            if self.full:
-                self.full = False
-                for h in self.heads.values():
-                    t = h.ready_at()
-                    for o in h.outs:
-                        o.poke(t if t > now else now)
+        if self.full and (last or self.qcap is not None):  # space freed: the heads that waited look again
+            self.full = False
+            for h in self.heads.values():
+                t = h.ready_at()
+                for o in h.outs:
+                    o.poke(t if t > now else now)
         return self.copy_out(tx, p, vl, now, s.xend, last)
 
     def sendable(self, tx, now: float):
@@ -489,8 +526,7 @@ class CentralBuffer(ReplicationEngine):
             s, vl = f[0]
             return s.p.credits <= tx._credits_at(vl, now), False
         for h in tx.mq:
-            if h.ready_at() <= now and self.used + h.p.credits <= self.cap \
-                    and h.p.credits <= tx._credits_at(h.vl[tx], now):
+            if h.ready_at() <= now and self.fits(h) and h.p.credits <= tx._credits_at(h.vl[tx], now):
                 return True, False
         return False, False
 
@@ -498,9 +534,12 @@ class CentralBuffer(ReplicationEngine):
         return self.stored
 
     def waits(self, h, now: float, starved):
-        if h.ready_at() > now or self.used + h.p.credits <= self.cap:
+        if h.ready_at() > now or self.fits(h):
             return None, False
-        return [("central", id(self))], False
+        c = h.p.credits
+        if self.used + c > self.cap:
+            return [("central", id(self))], False
+        return [("central", id(self), o.port) for o in h.outs if self.qused[o] + c > self.qcap], True
 
     def nodes(self, now: float, starved):
         if not self.stored:
@@ -510,9 +549,13 @@ class CentralBuffer(ReplicationEngine):
             if tx.mfifo:
                 s, vl = tx.mfifo[0]
                 k = starved(tx, vl, s.p.credits)
-                if k is None:
-                    return
-                waits.append(k)
+                if self.qcap is not None and k is not None:  # this output's share drains only downstream
+                    yield ("central", id(self), tx.port), f"{self.switch.path} central buffer, port {tx.port} share", [k], False
+                if waits is not None:
+                    if k is None:
+                        waits = None
+                    else:
+                        waits.append(k)
         if waits:
             yield ("central", id(self)), f"{self.switch.path} central buffer", waits, False
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ibfabric.components.multicast import McastTx
 from ibfabric.components.packet import Packet
 from ibfabric.components.switch import SwitchTx
-from ibfabric.errors import ConfigError, PluginError
+from ibfabric.errors import ConfigError, DeadlockError, PluginError
 from ibfabric.simulation import Simulation
 
 from .conftest import STAR
@@ -33,6 +33,23 @@ network tree
         h[1].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 4m; } <--> sw[1].port[2];
         h[2].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[2].port[1];
         h[3].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 2m; } <--> sw[2].port[2];
+}
+"""
+
+
+TWO = """
+// two switches, two hosts each: h0, h1 on sw0, h2, h3 on sw1
+network two
+{
+    submodules:
+        sw[2]: Switch { numPorts = 3; }
+        h[4]: HCA;
+    connections:
+        sw[0].port[3] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[1].port[3];
+        h[0].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[0].port[1];
+        h[1].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[0].port[2];
+        h[2].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[1].port[1];
+        h[3].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[1].port[2];
 }
 """
 
@@ -202,6 +219,30 @@ class TestEngines:
         _, at, big, u, mc = self.priority_run("asynchronous")
         assert at[(mc, 1)] < at[(u, 1)]
 
+    @pytest.mark.parametrize("quota", ["shared", "auto"])
+    def test_central_buffer_shares_per_output_port_avoid_a_deadlock(self, quota):
+        # each switch multicasts to the other's hosts through a small central buffer: shared, both
+        # buffers fill with copies for the inter-switch link while the heads behind them wait for
+        # space in the other buffer; with a share per output port the heads for local ports go on
+        sim = Simulation(TWO, check=True, overrides={
+            "**.multicastGroups": "ga: 1 2 3 senders=0; gb: 0 1 3 senders=2", "**.mtu": "256B",
+            "**.replication": "central-buffer", "**.replicationOptions": f"size=1024 quota={quota}"})
+
+        def start():
+            for _ in range(100):
+                sim.hosts[0].send_multicast("ga", 256)
+                sim.hosts[2].send_multicast("gb", 256)
+
+        sim.call_at(0.0, start)
+        if quota == "shared":
+            with pytest.raises(DeadlockError, match="sw.0. central buffer -> two.sw.1..port.3. VL0 -> two.sw.1. central"):
+                sim.run("1ms")
+            return
+        s = sim.run("1ms")
+        groups = s["multicast"]["groups"]
+        assert groups["ga"]["complete"] == groups["gb"]["complete"] == 100
+        assert s["conservation_ok"] and sim.module("sw[0]").replicator.qcap == 1024 // 3 // 64
+
     def test_central_buffer_frees_the_input_vl_at_the_move(self):
         sim, to_h1, to_h2, u, big = _port_busy_scenario("central-buffer")
         assert u < to_h2 and to_h1 < to_h2
@@ -270,7 +311,7 @@ class TestErrors:
             star("central-buffer", **{"**.replicationOptions": "size=1000"})
 
     def test_unknown_option(self):
-        with pytest.raises(ConfigError, match="'synchronous' has no option 'size' \\(valid: none\\)"):
+        with pytest.raises(ConfigError, match="'synchronous' has no option 'size' \\(valid: priority\\)"):
             star("synchronous", **{"**.replicationOptions": "size=1000"})
 
     @pytest.mark.parametrize("over, what", [
