@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import salabim
 
 from .packet import VL15
+from .portstate import PortState
 
 if TYPE_CHECKING:  # pragma: no cover
     from .link import Link
@@ -194,6 +195,8 @@ class TxPort(salabim.Component):
 
     #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
     escape_reserve = 0
+    #: IBA port state; a port that leaves Active changes class (:mod:`ibfabric.components.failures`)
+    state = PortState.ACTIVE
 
     def __init__(self, node, port: int, link: "Link", nvl: int, arbiter, env: salabim.Environment):
         self.node = node

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 
 import salabim
 
+from ibfabric.components.portstate import PortState
 from ibfabric.errors import DeadlockError
 
 INF = float("inf")
+ACTIVE = PortState.ACTIVE
 
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.simulation import Simulation
@@ -155,6 +157,8 @@ def _waits_of(p, now: float, credit_starved) -> list | None:
     if p.ready_at > now:
         return None
     op, ovl = p.out_port, p.out_vl
+    if getattr(op, "state", ACTIVE) != ACTIVE:  # a port not Active discards its heads: nothing waits for it
+        return None
     if hasattr(op, "options"):  # routing options: blocked only if every option lacks credits
         waits = []
         for o in op.options:

@@ -17,6 +17,9 @@ declares iteration variables; every combination of their values, repeated
     [iterations]
     load = "0.1..0.9 step 0.1"
 
+``[[events]]`` (optional) is a scenario of failures and traffic changes
+(:mod:`ibfabric.scenario`), substituted per run into :attr:`RunSpec.events`.
+
 :meth:`Experiment.runs` gives one :class:`RunSpec` per run; nothing here
 simulates.  Errors are :class:`ExperimentError`, one line starting with
 ``file:line:col:`` at the key or value the user wrote (found by
@@ -61,6 +64,7 @@ import numpy as np
 
 from ibfabric.errors import ConfigError
 from ibfabric.runspec import GENERATOR_ERRORS, ExperimentError, RunSpec, as_text, generated_ned
+from ibfabric.scenario import event_templates, events_of_run
 from ibfabric.tomlpos import Locator, toml_error
 
 __all__ = ["Experiment", "ExperimentError", "RunSpec", "derive_seed", "parse_values"]
@@ -239,6 +243,8 @@ class Experiment:
         self._generator_cache: dict[tuple, tuple] = {}
         self._time_cache: dict[tuple, float] = {}
         for key, value in data.items():
+            if key == "events":
+                continue  # [[events]]: an array of tables (_read_events)
             if key not in _TABLES:
                 what = f"table [{key}]" if isinstance(value, dict) else f"top-level key '{key}'"
                 raise self._error((key,), f"unknown {what}{_hint(key, _TABLES)} (valid tables: {', '.join(_TABLES)})")
@@ -257,6 +263,7 @@ class Experiment:
         self._read_iterations(data.get("iterations", {}))
         self._axes = self._read_together(exp.get("together", []))
         self._read_templates(exp, data.get("parameters", {}))
+        self._events = event_templates(data.get("events", []), self._error, self._check_template)
         self.saturation = self._read_saturation(data.get("saturation"))
         count = math.prod(len(values) for _, values in self._axes) * self.repeat
         if count > MAX_RUNS:
@@ -415,7 +422,6 @@ class Experiment:
         mine = {pattern for pattern, _ in self._parameters}
         return [(pattern, value) for pattern, value in items.items() if pattern not in mine]
 
-
     def _check_template(self, path: tuple, value: Any, kinds: tuple, expected: str | None = None) -> None:
         if isinstance(value, list) and list in kinds:
             for v in value:
@@ -520,6 +526,8 @@ class Experiment:
         warmup = self._duration(env, "warmup", self._warmup)
         self._check_window(time, warmup, env)
         overrides = tuple((pattern, _literal(_substitute(value, env))) for pattern, value in self._parameters)
+        context = ", ".join(f"${n}={as_text(env[n])}" for n in self.variables) if _uses_vars(self._events) else ""
+        events = events_of_run(self._events, lambda v: _substitute(v, env), self._loc, context)
         return RunSpec(
             experiment=self.name,
             topology=topology,
@@ -531,6 +539,7 @@ class Experiment:
             seed=env["seed"],
             repetition=int(repetition),
             vars=tuple((n, assignment[n]) for n in self.variables),
+            events=events,
         )
 
     # ------------------------------------------------------------ substitution and checks

@@ -19,6 +19,10 @@ the summary's own ``definitions`` block.  Other keys:
     One line each: what looked wrong in the run (routes with a dependency
     cycle, idle traffic sources, an empty window, saturation...), see
     :mod:`ibfabric.checks`.
+``scenario``
+    What the scenario did, in time order: ``{time_ns, action, target, result}``
+    per failure, restore or traffic change (:mod:`ibfabric.scenario`); empty
+    without one.
 ``qos``
     Only in QoS runs: admission and per-SL/per-connection metrics
     (:mod:`ibfabric.qos_metrics`).
@@ -135,6 +139,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         if sim.deadlock is None
         else {"time_ns": sim.deadlock.time, "cycle": list(sim.deadlock.cycle)},
         "warnings": [],  # filled below
+        "scenario": [dict(e) for e in sim.scenario_log],  # failures, restores, traffic changes (ibfabric.scenario)
         "definitions": DEFINITIONS,
     }
     if sim.routing_time is not None:

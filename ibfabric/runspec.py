@@ -53,6 +53,8 @@ class RunSpec:
     repetition : int
     vars : tuple
         ``((name, value), ...)``: the iteration variables, in file order.
+    events : tuple
+        The ``[[events]]`` of the experiment, substituted: :class:`ibfabric.scenario.Event` values.
     """
 
     experiment: str
@@ -65,6 +67,7 @@ class RunSpec:
     seed: int
     repetition: int
     vars: tuple
+    events: tuple = ()
 
     def config(self) -> dict:
         """The full configuration as a JSON-able dict.
@@ -78,7 +81,7 @@ class RunSpec:
         else:
             path, key = _topology_file(self.topology)
             topology = {key: self.topology, "sha256": _sha256(path)}
-        return {
+        out = {
             "experiment": self.experiment,
             "topology": topology,
             "network": self.network,
@@ -89,6 +92,9 @@ class RunSpec:
             "repetition": self.repetition,
             "vars": dict(self.vars),
         }
+        if self.events:  # only then: the run ids of experiments without events stay as they were
+            out["events"] = [e.config() for e in self.events]
+        return out
 
     @property
     def run_id(self) -> str:

@@ -35,6 +35,7 @@ from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_
 from ibfabric.measure import BacklogMonitor
 from ibfabric.plugins.manager import PluginSet
 from ibfabric.plugins.traffic import checked
+from ibfabric.scenario import ScenarioMixin
 from ibfabric.signals import Recorder, SignalBus
 from ibfabric.stats import DEFAULT_LOG_LIMIT, PacketStats
 from ibfabric.units import UnitError, parse_duration
@@ -112,8 +113,8 @@ class _Dispatcher(salabim.Component):
             self.activate(at=max(t, self.env._now))
 
 
-class Simulation:
-    """One simulation run.
+class Simulation(ScenarioMixin):
+    """One simulation run (failures, traffic changes and ``run_until``: :mod:`ibfabric.scenario`).
 
     Parameters
     ----------

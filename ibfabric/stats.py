@@ -124,6 +124,19 @@ class PacketStats:
         d = np.frombuffer(self.delivered_at, dtype="d") if len(self.delivered_at) else np.zeros(0)
         return int((d <= now).sum()) + self.folded_delivered + sum(1 for t in self.local if t <= now)
 
+    def lose_deliveries(self, now: float, dst: int) -> int:
+        """Take out of the log the deliveries to host *dst* whose last bit arrives after *now* (their
+        link failed under them, :mod:`ibfabric.components.failures`); return how many."""
+        d = np.array(self.delivered_at, dtype="d")  # copies: the arrays are resized below
+        late = np.flatnonzero(d > now)
+        if not len(late):
+            return 0
+        gone = late[np.array(self.dst, dtype=np.int64)[late] == dst]
+        for i in gone[::-1].tolist():
+            for name in _FIELDS:
+                del getattr(self, name)[i]
+        return len(gone)
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The delivery log as numpy arrays (one entry per delivered packet, in delivery order):
         every delivery, unless a long run folded some (:attr:`folded_delivered` > 0)."""

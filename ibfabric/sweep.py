@@ -97,6 +97,7 @@ def _execute(spec, record: dict, files: dict, t0: float) -> Outcome:
     try:
         sim = Simulation(spec.topology_source(), overrides=list(spec.overrides), network=spec.network,
                          seed=spec.seed, warmup=spec.warmup)
+        sim.apply_events(spec.events)  # [[events]]: failures, restores, traffic changes (ibfabric.scenario)
         try:
             summary = sim.run(spec.time)
         except DeadlockError as exc:

@@ -206,6 +206,21 @@ def ibfabric_simulation_built(simulation: "Simulation") -> None:
 
 
 @hookspec
+def ibfabric_scenario_event(simulation: "Simulation", event: dict[str, Any]) -> None:
+    """Called when a scenario action happens: a link or node fails or comes back, traffic changes
+    (:mod:`ibfabric.scenario`), after the data path has applied it.
+
+    A subnet manager or an observer may react here (schedule more events, record the time).
+
+    :param simulation: the :class:`ibfabric.Simulation`.
+    :param event: the entry added to ``simulation.scenario_log``: ``time_ns``, ``action``
+        (``fail-link``, ``restore-link``, ``link-up``, ``fail-node``, ``restore-node``,
+        ``node-up``, ``set-traffic``), ``target``, ``result``, and ``lost`` for failures.
+    :returns: None.
+    """
+
+
+@hookspec
 def ibfabric_run_finished(simulation: "Simulation", summary: dict[str, Any]) -> None:
     """Called after a run ends and the modules' ``finish()`` have run.
 

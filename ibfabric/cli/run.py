@@ -63,6 +63,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="override a parameter by wildcard path, e.g. '**.routingDelay=100ns' (repeatable; first"
                         " match wins); a bare KEY=VALUE is a routing-engine option, e.g. 'root=1'")
     p.add_argument("--out", metavar="DIR", help="write summary.json, scalars.csv and results.sca into DIR")
+    p.add_argument("--scenario", metavar="FILE", help="a TOML file of [[events]]: link/node failures, restores,"
+                        " traffic changes (docs/scenarios.md)")
     p.add_argument("--check", action="store_true", help="verify the credit invariant at every transmission (slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
@@ -149,6 +151,10 @@ def run(args) -> int:
     if args.packet_size is not None and args.packet_size < 1:
         raise ConfigError(f"--packet-size must be >= 1 (got {args.packet_size})")
     topology, sets, soft, weak, duration, warmup = scenario(args)
+    if args.scenario:
+        from ibfabric.scenario import load_scenario
+
+        events = load_scenario(args.scenario)
     if args.out:
         check_out_dir(args.out)
     sim = Simulation(
@@ -159,6 +165,8 @@ def run(args) -> int:
         from ibfabric.topologies import no_ib_nodes
 
         raise no_ib_nodes(sim.network)
+    if args.scenario:
+        sim.apply_events(events)
     if cbr:
         qos_cli.setup_run(sim, args)
     deadlock = None
@@ -229,6 +237,7 @@ def print_summary(s: dict[str, Any]) -> None:
         ("packets injected", _fmt(s["packets_injected"])),
         ("packets delivered", _fmt(s["packets_delivered"])),
         ("packets dropped", _fmt(s["packets_dropped"])),
+        *((f"  dropped: {why}", _fmt(n)) for why, n in s.get("drops_by_reason", {}).items() if n),
         ("packets in flight", _fmt(s["packets_in_flight"])),
         ("packets queued at source", _fmt(s["packets_queued_at_source"])),
         ("saturated", "yes" if s["saturated"] else "no"),
@@ -248,4 +257,8 @@ def print_summary(s: dict[str, Any]) -> None:
     for r in rows:
         t.add_row(*r)
     console.print(t)
+    for e in s.get("scenario") or ():  # failures, restores, traffic changes (ibfabric.scenario)
+        lost = f" ({e['lost']:,} lost)" if e.get("lost") else ""
+        console.print(f"{e['time_ns'] / 1000:>10,.3f} us  {e['action']:<13} {e['target']}: {e['result']}{lost}",
+                      highlight=False, markup=False)
     # warnings (saturation, conservation...) went to stderr as the simulation gave them (ibfabric.checks)
