@@ -28,6 +28,10 @@ __all__ = [
     "resolve_switch",
     "default_root",
     "expand_switch_ports",
+    "WORK_KEYS",
+    "new_work",
+    "record_work",
+    "search_work",
 ]
 
 #: Cost added to ports already used by another LID of the same endpoint (LMC spreading).
@@ -85,6 +89,7 @@ class SwitchView:
 def assign_balanced(
     view: SwitchView,
     allowed: Callable[[int], np.ndarray],
+    work: dict[str, int] | None = None,
 ) -> np.ndarray:
     """Output ports for every LID, balanced over the allowed ports as OpenSM's minhop does.
 
@@ -94,7 +99,10 @@ def assign_balanced(
     carries the fewest LIDs (ties to the lowest port), preferring ports not
     yet used by another LID of the same endpoint (LMC > 0).  The switch the
     LID is attached to gets the attachment port.  Returns the explicit LFT
-    (``NO_PORT`` where no port is allowed).
+    (``NO_PORT`` where no port is allowed).  With *work*, adds to it per LID
+    the ports every routing switch examines (``relaxations``: all its
+    connected switch ports, as OpenSM's per-port search does) and the
+    entries written.
     """
     S, P = view.S, view.P
     lft = np.full((S, view.fabric.max_lid + 1), NO_PORT, dtype=np.uint8)
@@ -123,7 +131,58 @@ def assign_balanced(
         counts[r, p] += 1
         used[r, p] = 1
         lft[a, lid] = view.att_port[lid]
+    if work is not None:
+        # counted from the result, in three array operations: every entry written
+        # is one LID at one switch; every routing switch (all but the LID's own,
+        # which has no allowed port towards itself) examined all its ports
+        written = lft != NO_PORT
+        degree = (view.nbr >= 0).sum(axis=1)
+        own = view.att_row[view.lids()]
+        work["relaxations"] = work.get("relaxations", 0) + int(degree @ written.sum(axis=1) - degree[own].sum())
+        work["entries"] = work.get("entries", 0) + int(np.count_nonzero(written))
     return lft
+
+
+# ---------------------------------------------------------------- work counters
+
+#: The elementary operations every engine counts (``tables.info["work"]``):
+#: ``visits`` search states expanded (a switch reached by a breadth-first or
+#: Dijkstra search towards one destination, a node PIRa explores, a hop of
+#: DR's two-state walk); ``relaxations`` links or ports examined from an
+#: expanded state; ``entries`` forwarding-table entries computed or written;
+#: ``checks`` consistency checks (channel dependencies examined for cycles,
+#: a route compared with a destination's names).  Each is O(1) in a
+#: sequential implementation such as the paper's, so ``work_total`` is their
+#: plain sum; see docs/routing.md, "Computation time".
+WORK_KEYS = ("visits", "relaxations", "entries", "checks")
+
+
+def new_work() -> dict[str, int]:
+    """A zeroed work counter (``WORK_KEYS``)."""
+    return dict.fromkeys(WORK_KEYS, 0)
+
+
+def record_work(info: dict, *parts: Mapping[str, int]) -> dict:
+    """Store the sum of the work counters *parts* as ``info["work"]`` and ``info["work_total"]``; returns *info*."""
+    work = new_work()
+    for part in parts:
+        for k, v in part.items():
+            work[k] += int(v)
+    info["work"] = work
+    info["work_total"] = sum(work.values())
+    return info
+
+
+def search_work(reached: np.ndarray, degree: np.ndarray) -> dict[str, int]:
+    """Work of one breadth-first search per column of *reached* (S x D booleans: switch reached for destination).
+
+    A sequential search expands every switch it reaches once (a visit) and
+    examines each of its connected ports once (a relaxation); *degree* is
+    the number of connected switch ports per switch row.
+    """
+    reached = np.asarray(reached, dtype=bool)
+    per_switch = reached.sum(axis=1) if reached.ndim == 2 else reached
+    return {"visits": int(np.count_nonzero(reached)), "relaxations": int(degree @ per_switch)}
 
 
 def expand_switch_ports(view: SwitchView, to_switch: np.ndarray) -> np.ndarray:

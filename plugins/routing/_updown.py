@@ -42,6 +42,11 @@ class UpDown:
         True where port p of switch x is the lower end of a link going up.
     nbr : ndarray of int, shape (S, P)
         ``view.nbr`` restricted to switches the root reaches.
+    degree : ndarray of int, shape (S,)
+        Connected switch ports of each switch in the graph.
+    graph_work : dict
+        The work of building the graph (``_common.WORK_KEYS``): every
+        reached switch visited, every port examined once.
     """
 
     def __init__(self, view: SwitchView, root: int, level: np.ndarray | None = None):
@@ -75,6 +80,8 @@ class UpDown:
         lower = (lv_n < level[:, None]) | ((lv_n == level[:, None]) & (guid[self._nbc] < guid[:, None]))
         self.up = ok & lower
         self.down = ok & ~lower
+        self.degree = ok.sum(axis=1)
+        self.graph_work = {"visits": int(np.count_nonzero(reach)), "relaxations": int(nbv.sum())}
 
     # ------------------------------------------------------------ searches
 

@@ -11,7 +11,7 @@ from ibfabric.components.tables import ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, assign_balanced, parse_options
+from ._common import SwitchView, assign_balanced, new_work, parse_options, record_work, search_work
 from ._updown import UpDown
 from .updn import _lid_distances
 
@@ -130,8 +130,11 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         raise ConfigError(f"routing engine 'dnup': no legal down*/up* route from {names[fabric.switches[x]]} to "
                           f"{names[fabric.switches[a]]} (ranked from the adapters, the fabric has several tops "
                           "that only a down-then-up turn joins); use updn or dfsssp")
-    lft = assign_balanced(view, masks.__getitem__)
+    work = new_work()
+    lft = assign_balanced(view, masks.__getitem__, work)
     info = {"rank": rank, "distance": _lid_distances(view, dist_sw)}
+    # work: the ranking search from the adapters, the graph, one search per destination switch, the assignment
+    record_work(info, search_work(rank >= 0, ud.degree), ud.graph_work, search_work(dist_sw >= 0, ud.degree), work)
     return ForwardingTables(fabric, lft, engine="dnup", info=info)
 
 

@@ -14,7 +14,7 @@ from ibfabric.components.tables import ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, parse_options
+from ._common import SwitchView, new_work, parse_options, record_work
 from ._updown import UpDown, root_info, updown_for
 from .fera import fera_tables
 
@@ -26,6 +26,7 @@ class _Router:
 
     def __init__(self, view: SwitchView, ud: UpDown):
         self.ud = ud
+        self.work = new_work()
         self.dist: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.ports = []  # per switch: [(port, neighbour, is_up)]
         for x in range(view.S):
@@ -45,9 +46,12 @@ class _Router:
             return None
         hops: list[tuple[int, int]] = []
         went_down = False
+        relax = 0  # ports examined along the walk (a local int: this loop is DR's hot path)
         while x != a:
             best, best_key = None, None
-            for p, y, up in self.ports[x]:
+            ports = self.ports[x]
+            relax += len(ports)
+            for p, y, up in ports:
                 if up:
                     if went_down or anyd[y] < 0:
                         continue
@@ -63,7 +67,21 @@ class _Router:
             hops.append((x, p))
             went_down = went_down or not up
             x = y
+        work = self.work
+        work["visits"] += len(hops)
+        work["relaxations"] += relax
         return hops
+
+    def search_work(self) -> dict[str, int]:
+        """Work of the two-state searches done so far: every (switch, state) reached is one visit.
+
+        Counted once at the end, over all destinations at once (per search
+        it would cost DR a few percent of its time).
+        """
+        if not self.dist:
+            return {}
+        reached = np.array(list(self.dist.values())) >= 0  # (destinations, 2 states, S)
+        return {"visits": int(np.count_nonzero(reached)), "relaxations": int(reached.sum(axis=(0, 1)) @ self.ud.degree)}
 
 
 def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTables:
@@ -78,6 +96,7 @@ def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTa
     switches = np.flatnonzero(~is_ca)
     offset = np.zeros((ne, ne), dtype=np.int64)
     names: dict[int, list[np.ndarray]] = {}
+    checks = 0  # (switch, name) entries a route is compared with, plus names scanned for a switch source
     for d in hosts.tolist():
         a, pd = int(view.ep_row[d]), int(view.ep_att_port[d])
         fresh = np.full(view.S, -1, dtype=np.int64)
@@ -89,6 +108,7 @@ def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTa
             if not is_ca[s]:
                 x = int(view.ep_row[s])
                 have = [v for v, var in enumerate(variants) if var[x] >= 0]
+                checks += len(variants)
                 if have:  # a switch on a renamed route: the rest of that route is legal for it
                     offset[s, d] = have[0]
                     continue
@@ -99,6 +119,7 @@ def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTa
             rows = np.array([h[0] for h in hops] + [a], dtype=np.int64)
             ports = np.array([h[1] for h in hops] + [pd], dtype=np.int64)
             for v, var in enumerate(variants):
+                checks += len(rows)
                 cur = var[rows]
                 if ((cur < 0) | (cur == ports)).all():
                     break
@@ -119,7 +140,9 @@ def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTa
             f"({endpoint_label(fabric, d)} needs {len(names[d])} LIDs, it has {1 << int(fabric.ep_lmc[d])})"
         )
     lft = base.lft.copy()
+    entries = 0
     for d, variants in names.items():
+        entries += view.S << int(fabric.ep_lmc[d])
         lo = int(fabric.ep_lid[d])
         fill = base.lft[:, lo].astype(np.int64)
         for o in range(1 << int(fabric.ep_lmc[d])):
@@ -132,6 +155,9 @@ def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTa
     info["renamed"] = sum(1 for v in names.values() if len(v) > 1)
     if worst is not None:
         info["most_names"] = (endpoint_label(fabric, worst[0], shorts), len(worst[1]))
+    # work: FERa's (the base tables, up*/down* graph included), the searches
+    # and walks, the name checks and the host columns written
+    record_work(info, base.info["work"], router.work, router.search_work(), {"checks": checks, "entries": entries})
     return ForwardingTables(fabric, lft, engine="dr", info=info, path_offset=offset)
 
 
@@ -156,7 +182,8 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         ``path_offset[src, dst]``: which of the destination's LIDs a source
         uses.  ``info``: ``names`` (LIDs used per host), ``lmc_required``,
         ``renamed`` (hosts needing more than one LID), plus the up*/down*
-        root and levels.
+        root and levels and the operation counts ``work``/``work_total``
+        (docs/routing.md, "Computation time").
 
     Raises
     ------

@@ -32,7 +32,7 @@ from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
 from . import updn
-from ._common import SwitchView, parse_options
+from ._common import SwitchView, parse_options, record_work, search_work
 
 __all__ = ["compute", "escape_tables", "non_minimal_options", "option_counts"]
 
@@ -111,6 +111,8 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     S = view.S
     lft = esc.lft.copy()
     need = (n_opt - 1).bit_length()
+    degree = (view.nbr >= 0).sum(axis=1).tolist()
+    relax = entries = 0
     for e in range(len(fabric.ep_node)):
         base = int(fabric.ep_lid[e])
         size = 1 << int(fabric.ep_lmc[e])
@@ -125,9 +127,11 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
             escape = int(esc.lft[s, base])
             if escape == NO_PORT:
                 continue
+            entries += size
             if s == a or size == 1:
                 lft[s, base:base + size] = escape
                 continue
+            relax += degree[s]
             nb = view.nbr[s]
             d = hops[s, a]
             minimal = [p for p in np.flatnonzero(nb >= 0).tolist() if hops[nb[p], a] == d - 1 and p != escape]
@@ -140,6 +144,12 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     info.update({"options": n_opt, "escape_engine": "updn"})
     t = ForwardingTables(fabric, lft, engine="fa", info=info)
     t.info["option_counts"] = option_counts(t)
+    # work: the escape tables (updn), the all-pairs hop searches, the ports
+    # examined for minimal options and the range entries written, and the
+    # option statistics (one check per switch and adapter)
+    n_ca = int(np.count_nonzero(~fabric.is_switch[fabric.ep_node]))
+    record_work(t.info, esc.info["work"], search_work(hops >= 0, np.asarray(degree)),
+                {"relaxations": relax, "entries": entries, "checks": S * n_ca})
     return t
 
 

@@ -7,10 +7,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.tables import NO_PORT, ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, expand_switch_ports, parse_options
+from ._common import SwitchView, expand_switch_ports, parse_options, record_work, search_work
 from ._updown import UpDown, root_info, updown_for
 from .updn import _lid_distances
 
@@ -29,6 +29,10 @@ def fera_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> Forwarding
     lft = expand_switch_ports(view, port_sw)
     info = dict(root_info(fabric, ud))
     info["distance"] = _lid_distances(view, dist_sw)
+    # work: one search per destination switch (its down-only and up phases
+    # reach each switch once), then one explicit entry per (switch, LID)
+    record_work(info, ud.graph_work, search_work(dist_sw >= 0, ud.degree),
+                {"entries": np.count_nonzero(lft != NO_PORT)})
     return ForwardingTables(fabric, lft, engine="fera", info=info)
 
 
@@ -51,7 +55,8 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         Linear tables with every entry explicit.  ``info["distance"]`` is
         the (S x LIDs) route length of each entry (the bracketed numbers of
         the paper's Fig. 6), ``info["root"]``/``["root_lid"]``/``["level"]``
-        describe the up*/down* graph.
+        describe the up*/down* graph, ``info["work"]``/``["work_total"]``
+        count its operations (docs/routing.md, "Computation time").
 
     Raises
     ------

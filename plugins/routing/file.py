@@ -9,11 +9,11 @@ import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.opensm import read_lfts
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import parse_options
+from ._common import parse_options, record_work
 
 __all__ = ["compute"]
 
@@ -79,7 +79,10 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     path = Path(opts["path"])
     if not path.is_file():
         raise ConfigError(f"routing engine 'file': {path}: no such file")
-    return read_lfts(path, fabric)
+    tables = read_lfts(path, fabric)
+    # work: reading the table, one entry per (switch, LID) line of the dump and one visit per switch block
+    record_work(tables.info, {"visits": tables.lft.shape[0], "entries": np.count_nonzero(tables.lft != NO_PORT)})
+    return tables
 
 
 @hookimpl

@@ -21,7 +21,7 @@ from ibfabric.components.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, parse_options
+from ._common import SwitchView, parse_options, record_work
 from ._layers import flag
 
 __all__ = ["compute", "FatTree"]
@@ -249,11 +249,15 @@ def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool)
     root_of = np.full(g.max_lid + 1, -1, dtype=np.int64)
     order: list[int] = []
     dummies = 0
+    spine_relax = 0  # up ports compared (each against its siblings) while choosing spines
+    routes = 0  # route() calls: each examines every port of every switch
 
     def spine(leaf: int) -> list[tuple[int, int]]:
         """Rise from *leaf* by the least-loaded up links; (parent, parent's port down) per step, counted."""
+        nonlocal spine_relax
         out, x = [], leaf
         while ups[x]:
+            spine_relax += len(ups[x]) ** 2
             best = min(ups[x], key=lambda q: (sum(dn[nbc[x, r], rport[x, r]] for r in ups[x] if nbc[x, r] == nbc[x, q]),
                                               dn[nbc[x, q], rport[x, q]], tree.index[nbc[x, q]], q))
             parent, pp = int(nbc[x, best]), int(rport[x, best])
@@ -264,6 +268,8 @@ def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool)
 
     def route(target: int, lid: int | None, main: bool, top: int) -> None:
         """Entries of every switch towards switch *target* (column *lid*; None: count only)."""
+        nonlocal routes
+        routes += 1
         dcol, ecol = tree.dist_down[:, target], tree.dist[:, target]
         anc = dcol < _INF
         cand_d = down & (dcol[nbc] == (dcol - 1)[:, None]) & anc[:, None]
@@ -300,6 +306,12 @@ def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool)
         lft[x, lid] = 0
     if connect_roots:
         _connect_roots(g, tree, lft)
+    # work: two searches over the switches (levels, indexing), the distance
+    # tables (every port relaxed towards every switch), one pass over every
+    # port per routed target, the spines, the entries written
+    ports = int((view.nbr >= 0).sum())
+    work = {"visits": 2 * S + routes * S, "relaxations": 2 * ports + S * ports + routes * ports + spine_relax,
+            "entries": int(np.count_nonzero(lft != NO_PORT))}
     info = {
         "level": tree.level.copy(),
         "leaves": g.switches[tree.leaves].copy(),
@@ -307,6 +319,7 @@ def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool)
         "root_of": root_of,
         "dummies": dummies,
     }
+    record_work(info, work)
     return ForwardingTables(g, lft, engine="ftree", info=info)
 
 

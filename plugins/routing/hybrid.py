@@ -11,7 +11,7 @@ from ibfabric.components.routecheck import cdg_cycle, describe_channel, route_wa
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, choice, parse_options
+from ._common import SwitchView, choice, parse_options, record_work
 from ._updown import updown_for
 from .dr import dr_tables
 from .fera import fera_tables
@@ -20,16 +20,23 @@ from .pira import FATHERS, _fathers_option, pira_tables
 __all__ = ["compute", "coexistence_cycle"]
 
 
-def coexistence_cycle(first: ForwardingTables, second: ForwardingTables) -> list[str]:
+def coexistence_cycle(first: ForwardingTables, second: ForwardingTables, work: dict | None = None) -> list[str]:
     """A cycle in the union of the two table sets' channel dependency graphs, [] if there is none.
 
     An empty result means routes of both sets can be in the network at the
     same time without deadlock (every packet follows one set's routes).
+    With *work*, adds the check's work to it: every hop of every walked
+    route (one table look-up: ``visits``) and every channel dependency fed
+    to the cycle check (``checks``).
     """
     a = route_walk(first)
     b = route_walk(second)
     channels = a["channels"]
     cyc = cdg_cycle([a["deps"], b["deps"]], len(channels))
+    if work is not None:
+        hops = [w["hops"] for w in (a, b)]
+        work["visits"] = work.get("visits", 0) + sum(int(h[h > 0].sum()) for h in hops)
+        work["checks"] = work.get("checks", 0) + len(a["deps"]) + len(b["deps"])
     return [describe_channel(first.fabric, channels, c) for c in cyc]
 
 
@@ -54,6 +61,10 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         The final tables.  ``info["provisional"]`` holds PIRa's tables,
         ``info["coexist"]`` is True when the union of both sets' channel
         dependency graphs is acyclic, ``info["cycle"]`` a cycle otherwise.
+        ``info["work"]`` and ``["work_total"]`` count both phases and the
+        check, ``info["work_phases"]`` each (``provisional``: PIRa's work
+        exactly, ``final``, ``coexistence``; docs/routing.md, "Computation
+        time").
 
     Raises
     ------
@@ -102,9 +113,15 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     rng = rng if rng is not None else np.random.default_rng(0)
     provisional = pira_tables(fabric, view, ud, rng, opts["father"], opts["fathers"])
     final = fera_tables(fabric, view, ud) if opts["final"] == "fera" else dr_tables(fabric, view, ud)
-    cycle = coexistence_cycle(provisional, final)
+    check: dict[str, int] = {}
+    cycle = coexistence_cycle(provisional, final, check)
     info = dict(final.info)
     info.update(final_engine=final.engine, provisional=provisional, coexist=not cycle, cycle=cycle)
+    # work: both phases (the shared up*/down* graph counted once, in the first) and the check
+    second = {k: v - ud.graph_work.get(k, 0) for k, v in final.info["work"].items()}
+    record_work(info, provisional.info["work"], second, check)
+    info["work_phases"] = {"provisional": provisional.info["work_total"], "final": sum(second.values()),
+                           "coexistence": sum(check.values())}
     return ForwardingTables(fabric, final.lft, final.default_port, engine="hybrid", info=info, path_offset=final.path_offset)
 
 

@@ -12,7 +12,7 @@ from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
 from . import _layers
-from ._common import SwitchView, expand_switch_ports, parse_options
+from ._common import SwitchView, expand_switch_ports, parse_options, record_work, search_work
 from .sssp import _vls
 
 __all__ = ["compute", "DynamicOrder"]
@@ -30,6 +30,7 @@ class DynamicOrder:
         self.ord = list(range(n)) if order is None else [int(v) for v in order]
         self.succ: dict[int, dict[int, int]] = {}
         self.pred: dict[int, dict[int, int]] = {}
+        self.steps = 0  # nodes the reachability searches of add() expanded (work counter)
 
     def add(self, a: int, b: int) -> bool:
         """Add edge a -> b (counted: it may be added several times); False, and nothing added, if it closes a cycle."""
@@ -65,6 +66,7 @@ class DynamicOrder:
         ord_ = self.ord
         seen, stack = {start}, [start]
         while stack:
+            self.steps += 1
             for y in adj.get(stack.pop(), ()):
                 if y == stop:
                     return None
@@ -165,7 +167,8 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     to = switch_routes(view)
     S = view.S
     routes = _layers.Routes(view, to)
-    layer, needed = _assign(routes, S, opts["vls"], _initial_order(view, routes))
+    work: dict[str, int] = {}
+    layer, needed = _assign(routes, S, opts["vls"], _initial_order(view, routes), work)
     on = np.bincount(view.ep_row[view.ep_row >= 0], minlength=S).astype(np.int64)
     lids_at = np.bincount(view.att_row[view.lids()], minlength=S).astype(np.int64)
     pairs = on[:, None] * lids_at[None, :]
@@ -178,6 +181,12 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     lids = view.lids()
     path_sl[:, lids] = sl[:, view.att_row[lids]]
     info = {"layers_needed": needed, "sls_used": int(path_sl.max()) + 1, "pair_layer": layer}
+    # work: the all-pairs hop searches, every switch port examined per destination switch
+    # (switch_routes), the routes' dependencies, the layering, one entry per (switch, LID)
+    nbv = view.nbr >= 0
+    record_work(info, search_work((to >= 0) | np.eye(S, dtype=bool), nbv.sum(axis=1)),
+                {"relaxations": S * int(nbv.sum()), "checks": len(routes.dep_route),
+                 "entries": S * len(lids)}, work)
     return ForwardingTables(fabric, lft, engine="lash", info=info, path_sl=path_sl,
                             sl2vl=tuple(min(i, 14) for i in range(16)))
 
@@ -201,8 +210,14 @@ def _initial_order(view: SwitchView, routes: _layers.Routes) -> np.ndarray:
     return pos
 
 
-def _assign(routes: _layers.Routes, S: int, vls: int, order: np.ndarray) -> tuple[np.ndarray, int]:
-    """The first layer, pair by pair, that both routes of a pair of switches keep acyclic."""
+def _assign(routes: _layers.Routes, S: int, vls: int, order: np.ndarray,
+            work: dict | None = None) -> tuple[np.ndarray, int]:
+    """The first layer, pair by pair, that both routes of a pair of switches keep acyclic.
+
+    With *work*, adds the dependencies offered to a layer or taken back
+    (``checks``) and the nodes the layers' order searches expanded (``visits``).
+    """
+    checks = 0
     layer = np.zeros((S, S), dtype=np.int64)
     n = len(routes.channels)
     dags = [DynamicOrder(n, order)]
@@ -219,8 +234,10 @@ def _assign(routes: _layers.Routes, S: int, vls: int, order: np.ndarray) -> tupl
                                           "shortest paths need; raise option vls (at most 15) or use another engine")
                     dags.append(DynamicOrder(n, order))
                 dag, done = dags[v], []
+                checks += len(deps)
                 for a, b in deps:
                     if not dag.add(a, b):
+                        checks += len(done)
                         for x, y in reversed(done):
                             dag.remove(x, y)
                         break
@@ -229,6 +246,9 @@ def _assign(routes: _layers.Routes, S: int, vls: int, order: np.ndarray) -> tupl
                     break
                 v += 1
             layer[i, j] = layer[j, i] = v
+    if work is not None:
+        work["checks"] = work.get("checks", 0) + checks
+        work["visits"] = work.get("visits", 0) + sum(dag.steps for dag in dags)
     return layer, len(dags)
 
 

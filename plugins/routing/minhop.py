@@ -10,7 +10,7 @@ from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, assign_balanced, parse_options
+from ._common import SwitchView, assign_balanced, new_work, parse_options, record_work, search_work
 
 __all__ = ["compute"]
 
@@ -86,8 +86,11 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         h = hops[:, a]
         return nbv & (h[nbc] == (h - 1)[:, None]) & (h[nbc] >= 0)
 
-    lft = assign_balanced(view, allowed)
-    return ForwardingTables(fabric, lft, engine="minhop", info={"hops": hops})
+    work = new_work()
+    lft = assign_balanced(view, allowed, work)
+    # work: the all-pairs hop matrix (one breadth-first search per switch), the balanced assignment
+    info = record_work({"hops": hops}, search_work(hops >= 0, nbv.sum(axis=1)), work)
+    return ForwardingTables(fabric, lft, engine="minhop", info=info)
 
 
 @hookimpl

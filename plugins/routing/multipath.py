@@ -36,9 +36,8 @@ is an error.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import networkx as nx
 import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
@@ -47,14 +46,20 @@ from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
 from . import spf, updn
-from ._common import SwitchView, choice, parse_options
-from .pathbits import MAX_PATH_BITS, find_cycles, matches
-from .pathtables import consistent_tables
+from ._common import SwitchView, choice, parse_options, record_work
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+# networkx and the path-table code are imported by the functions that use them: every
+# simulation loads this plugin, few route with it (``ibfabric run`` never imports networkx).
 
 __all__ = ["compute", "path_next_hops"]
 
 
 def _bits(value: Any) -> int:
+    from .pathbits import MAX_PATH_BITS
+
     n = int(value)
     if not 0 <= n <= MAX_PATH_BITS - 1:
         raise ValueError(f"must be 0..{MAX_PATH_BITS - 1}: LMC (at most {MAX_PATH_BITS}) holds the path bits and the"
@@ -71,6 +76,8 @@ def _length(value: Any) -> int:
 
 def switch_graph(view: SwitchView) -> nx.Graph:
     """The switch graph: nodes are switch rows, one edge per pair of adjacent switches."""
+    import networkx as nx
+
     G = nx.Graph()
     G.add_nodes_from(range(view.S))
     for s in range(view.S):
@@ -80,12 +87,19 @@ def switch_graph(view: SwitchView) -> nx.Graph:
     return G
 
 
-def path_next_hops(G: nx.Graph, cycles, max_len: int | None = None) -> np.ndarray:
+def path_next_hops(G: nx.Graph, cycles, max_len: int | None = None, work: dict | None = None) -> np.ndarray:
     """``next[s, t, P]``: the switch after ``s`` on the path named by ``P`` towards ``t`` (``s`` at ``t``)."""
+    from .pathbits import matches
+    from .pathtables import consistent_tables
+
     K = len(cycles)
     S = G.number_of_nodes()
     nxt = np.tile(np.arange(S)[:, None, None], (1, S, 1 << K))
     tables = consistent_tables(G, list(cycles), max_len)
+    if work is not None:  # the consistent tables' entries, each matched against every pattern
+        n = sum(len(entries) for entries in tables.values())
+        work["entries"] = work.get("entries", 0) + n
+        work["checks"] = work.get("checks", 0) + n * (1 << K)
     for s, entries in tables.items():
         for e in entries:
             for P in range(1 << K):
@@ -146,6 +160,8 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     """
     opts = parse_options("multipath", options, {"base": ("spf", choice("spf", "updn")), "root": (None, str),
                                                 "bits": (None, _bits), "maxlen": (None, _length)})
+    from .pathbits import MAX_PATH_BITS, find_cycles
+
     view = SwitchView(fabric)
     G = switch_graph(view)
     root = None
@@ -160,7 +176,8 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     base_opts = {"root": opts["root"]} if (opts["base"] == "updn" and opts["root"] is not None) else {}
     default = (spf if opts["base"] == "spf" else updn).compute(fabric, base_opts, rng)
     lft = default.lft.copy()
-    nxt = path_next_hops(G, cycles, opts["maxlen"])
+    work = {"visits": view.S, "relaxations": 2 * G.number_of_edges()}  # the cycle search (a DFS)
+    nxt = path_next_hops(G, cycles, opts["maxlen"], work)
     size = 1 << (K + 1)
     # the lowest port of each switch towards each neighbour switch
     port_to = np.full((view.S, view.S), NO_PORT, dtype=np.int64)
@@ -181,6 +198,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
                               f" but {K} path bits need LMC >= {K + 1} (set the subnet manager's 'lmc', or the"
                               f" 'bits' option)")
         lft[:, base:base + size] = lft[:, [base]]  # the default route in every entry, then the named paths
+        work["entries"] += view.S * size
         hops = nxt[:, t, :]  # (S, 2^K)
         ports = np.where(hops == np.arange(view.S)[:, None], int(view.att_port[base]),
                          port_to[np.arange(view.S)[:, None], hops])
@@ -189,6 +207,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     info = dict(default.info)
     info.update({"cycles": [[names[v] for v in c] for c in cycles], "bits": K, "cycles_found": found,
                  "dropped_cycles": found - K, "base": opts["base"], "layout": "kim2007"})
+    record_work(info, default.info["work"], work)  # plus the default route's engine
     return ForwardingTables(fabric, lft, engine="multipath", info=info)
 
 

@@ -14,7 +14,7 @@ from ibfabric.components.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, choice, parse_options
+from ._common import SwitchView, choice, parse_options, record_work
 from ._updown import UpDown, root_info, updown_for
 
 __all__ = ["compute", "pira_tables"]
@@ -86,10 +86,17 @@ def pira_tables(
     root = ud.root
     heap = [(int(lid[root]), root)]
     explored = np.zeros(n, dtype=bool)
+    # work in the paper's terms (§3.2): a step explores one node (a visit),
+    # examines its PREV and KIDS sets (relaxations) and interacts with every
+    # switch explored before it (one table entry each: n(n-1)/2 in all)
+    relax = interactions = switches_done = 0
     while heap:
         _, x = heapq.heappop(heap)
         order.append(x)
         explored[x] = True
+        interactions += switches_done + (x < S)
+        switches_done += x < S
+        relax += len(prev[x]) + len(kids[x])
         if x != root:
             cands = prev[x]
             if x in chosen:
@@ -127,6 +134,7 @@ def pira_tables(
     info = dict(root_info(fabric, ud))
     info["fathers"] = fathers_out
     info["order"] = [name(x) for x in order]
+    record_work(info, ud.graph_work, {"visits": len(order), "relaxations": relax, "entries": interactions})
     return ForwardingTables(fabric, lft, default, engine="pira", info=info)
 
 
@@ -154,7 +162,9 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         Random forwarding tables (RFT): ``default_port`` is each switch's
         port to its father (-1 on the root), ``lft`` holds only the explicit
         entries.  ``info["fathers"]`` maps node names to their fathers,
-        ``info["order"]`` is the exploration order.
+        ``info["order"]`` is the exploration order, ``info["work"]`` and
+        ``["work_total"]`` count its operations in the paper's terms (one
+        entry per interaction; docs/routing.md, "Computation time").
 
     Raises
     ------

@@ -13,7 +13,7 @@ from ibfabric.components.tables import ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, assign_balanced, parse_options
+from ._common import SwitchView, assign_balanced, new_work, parse_options, record_work
 
 __all__ = ["compute", "link_costs", "switch_distances"]
 
@@ -53,19 +53,22 @@ def link_costs(fabric: FabricGraph, view: SwitchView, cost: str | Callable[[Link
     return w
 
 
-def switch_distances(view: SwitchView, w: np.ndarray) -> np.ndarray:
+def switch_distances(view: SwitchView, w: np.ndarray, work: dict | None = None) -> np.ndarray:
     """All-pairs least costs between switches (inf if unreachable).
 
     Bellman-Ford relaxation on every pair at once: each round relaxes every
     port of every switch towards every destination with one array operation
-    per port number, until nothing changes.
+    per port number, until nothing changes.  With *work*, adds to it the
+    switch rows swept (``visits``) and the (port, destination) relaxations.
     """
     S = view.S
     d = np.full((S, S), np.inf)
     np.fill_diagonal(d, 0.0)
     nbr = view.nbr
     ports = [p for p in range(view.P) if (nbr[:, p] >= 0).any()]
+    sweeps = 0
     for _ in range(max(S, 1)):
+        sweeps += 1
         changed = False
         for p in ports:
             rows = np.flatnonzero(nbr[:, p] >= 0)
@@ -76,6 +79,9 @@ def switch_distances(view: SwitchView, w: np.ndarray) -> np.ndarray:
                 d[rows] = np.where(better, cand, d[rows])
         if not changed:
             break
+    if work is not None:  # every sweep relaxes every switch port towards every destination
+        work["visits"] = work.get("visits", 0) + sweeps * S
+        work["relaxations"] = work.get("relaxations", 0) + sweeps * S * int((nbr >= 0).sum())
     return d
 
 
@@ -139,7 +145,8 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     opts = parse_options("spf", options, {"cost": ("hops", _cost_option)})
     view = SwitchView(fabric)
     w = link_costs(fabric, view, opts["cost"])
-    d = switch_distances(view, w)
+    work = new_work()
+    d = switch_distances(view, w, work)
     nbv = view.nbr >= 0
     nbc = np.where(nbv, view.nbr, 0)
 
@@ -149,9 +156,10 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         tol = 1e-9 * np.maximum(col, 1.0)
         return nbv & np.isfinite(via) & (via <= (col + tol)[:, None]) & (col[nbc] < col[:, None])
 
-    lft = assign_balanced(view, allowed)
+    lft = assign_balanced(view, allowed, work)
     cost_name = opts["cost"] if isinstance(opts["cost"], str) else getattr(opts["cost"], "__name__", "custom")
-    return ForwardingTables(fabric, lft, engine="spf", info={"cost": d, "cost_function": cost_name})
+    info = record_work({"cost": d, "cost_function": cost_name}, work)
+    return ForwardingTables(fabric, lft, engine="spf", info=info)
 
 
 @hookimpl

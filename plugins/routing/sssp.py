@@ -19,7 +19,7 @@ from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
 from . import _layers
-from ._common import SwitchView, parse_options
+from ._common import SwitchView, new_work, parse_options, record_work, search_work
 
 __all__ = ["compute_sssp", "compute_dfsssp", "balanced_paths", "layered_tables"]
 
@@ -31,7 +31,7 @@ def _vls(value: Any) -> int:
     return n
 
 
-def balanced_paths(view: SwitchView) -> tuple[np.ndarray, np.ndarray]:
+def balanced_paths(view: SwitchView, work: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """SSSP's tables: for each LID in turn, the shortest routes of least accumulated channel weight.
 
     Destinations are the CA LIDs in LID order, then the switch LIDs.  For
@@ -39,7 +39,10 @@ def balanced_paths(view: SwitchView) -> tuple[np.ndarray, np.ndarray]:
     whose route has the least total weight (ties to the lowest port); every
     channel's weight then grows by the number of CA sources whose route uses
     it.  Returns ``(lft, weight)`` with ``weight`` (S, P) the final channel
-    weights.
+    weights.  With *work*, adds to it the all-pairs hop searches and, per
+    LID, every switch the weighted search reaches (``visits``), the ports
+    it examines and the weights it updates (``relaxations``) and the
+    entries written.
     """
     g = view.fabric
     S, P = view.S, view.P
@@ -55,12 +58,20 @@ def balanced_paths(view: SwitchView) -> tuple[np.ndarray, np.ndarray]:
     order = np.concatenate((lids[owner_is_ca], lids[~owner_is_ca]))
     big = np.iinfo(np.int64).max // 4
     levels_of: dict[int, list[np.ndarray]] = {}
+    degree = nbv.sum(axis=1)
+    per_dest: dict[int, tuple[int, int]] = {}
+    visits = relax = 0
     for lid in order:
         a = int(view.att_row[lid])
         levels = levels_of.get(a)
         if levels is None:
             h = hops[:, a]
             levels = levels_of[a] = [np.flatnonzero(h == k) for k in range(1, int(h.max()) + 1)]
+            reached = h > 0
+            per_dest[a] = (int(np.count_nonzero(reached)), int(degree[reached].sum()))
+        n_reach, n_relax = per_dest[a]
+        visits += n_reach
+        relax += n_relax + n_reach
         h = hops[:, a]
         cost = np.zeros(S, dtype=np.int64)
         port = np.full(S, -1, dtype=np.int64)
@@ -78,6 +89,12 @@ def balanced_paths(view: SwitchView) -> tuple[np.ndarray, np.ndarray]:
         reach = port >= 0
         lft[reach, lid] = port[reach]
         lft[a, lid] = view.att_port[lid]
+    if work is not None:
+        for k, v in search_work(hops >= 0, degree).items():
+            work[k] = work.get(k, 0) + v
+        work["visits"] = work.get("visits", 0) + visits
+        work["relaxations"] = work.get("relaxations", 0) + relax
+        work["entries"] = work.get("entries", 0) + visits + len(order)
     return lft, weight
 
 
@@ -141,8 +158,9 @@ def compute_sssp(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     """
     parse_options("sssp", options, {})
     view = SwitchView(fabric)
-    lft, weight = balanced_paths(view)
-    return ForwardingTables(fabric, lft, engine="sssp", info={"weight": weight})
+    work = new_work()
+    lft, weight = balanced_paths(view, work)
+    return ForwardingTables(fabric, lft, engine="sssp", info=record_work({"weight": weight}, work))
 
 
 def compute_dfsssp(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
@@ -207,23 +225,27 @@ def compute_dfsssp(fabric: FabricGraph, options: Mapping[str, Any] | None = None
     """
     opts = parse_options("dfsssp", options, {"vls": (8, _vls), "balance": (True, _layers.flag)})
     view = SwitchView(fabric)
-    lft, weight = balanced_paths(view)
-    return layered_tables(view, lft, opts["vls"], opts["balance"], "dfsssp", {"weight": weight})
+    work = new_work()
+    lft, weight = balanced_paths(view, work)
+    return layered_tables(view, lft, opts["vls"], opts["balance"], "dfsssp", {"weight": weight}, work)
 
 
 def layered_tables(view: SwitchView, lft: np.ndarray, vls: int, do_balance: bool, engine: str,
-                   info: dict) -> ForwardingTables:
+                   info: dict, work: dict | None = None) -> ForwardingTables:
     """Tables whose routes are split over SLs by DFSSSP's cycle breaking (then balanced)."""
     g = view.fabric
     routes = _layers.Routes(view, lft)
     weight = _route_weights(view, lft.shape[1])
     try:
-        layer, needed = _layers.break_cycles(routes, weight, vls)
+        layer, needed = _layers.break_cycles(routes, weight, vls, work)
     except ValueError:
         raise ConfigError(f"routing engine '{engine}': {vls} VLs do not suffice to break every cycle of the channel "
                           f"dependency graph; raise option vls (at most 15) or use another engine") from None
     sl = _layers.balance(layer, weight, needed, vls) if do_balance else layer
     info = dict(info, layers_needed=needed, sls_used=int(sl.max()) + 1)
+    if work is not None:  # plus every (route, dependency) found by the route walk
+        work["checks"] = work.get("checks", 0) + len(routes.dep_route)
+        record_work(info, work)
     sl2vl = tuple(min(i, 14) for i in range(16))
     return ForwardingTables(g, lft, engine=engine, info=info, path_sl=sl, sl2vl=sl2vl)
 

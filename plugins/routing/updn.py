@@ -10,7 +10,7 @@ from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, assign_balanced, parse_options
+from ._common import SwitchView, assign_balanced, new_work, parse_options, record_work, search_work
 from ._updown import root_info, updown_for
 
 __all__ = ["compute"]
@@ -104,9 +104,12 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         allowed, dist, _ = ud.updn_allowed(int(a))
         masks[int(a)] = allowed
         dist_sw[:, a] = dist
-    lft = assign_balanced(view, masks.__getitem__)
+    work = new_work()
+    lft = assign_balanced(view, masks.__getitem__, work)
     info = dict(root_info(fabric, ud))
     info["distance"] = _lid_distances(view, dist_sw)
+    # work: the graph, one two-state search per destination switch, the balanced assignment
+    record_work(info, ud.graph_work, search_work(dist_sw >= 0, ud.degree), work)
     return ForwardingTables(fabric, lft, engine="updn", info=info)
 
 

@@ -10,7 +10,7 @@ from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, default_root, expand_switch_ports, parse_options, resolve_switch
+from ._common import SwitchView, default_root, expand_switch_ports, parse_options, record_work, resolve_switch, search_work
 from .updn import _lid_distances
 
 __all__ = ["compute", "bfs_tree"]
@@ -192,6 +192,11 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         "tree_links": tree_links,
         "distance": _lid_distances(view, dist_sw),
     }
+    # work: the spanning-tree search, one ancestor test per pair of reached
+    # switches (up to the common ancestor or down), one entry per (switch, LID)
+    n = int(np.count_nonzero(reach))
+    record_work(info, search_work(reach, (view.nbr >= 0).sum(axis=1)),
+                {"checks": n * n, "entries": S * len(view.lids())})
     return ForwardingTables(fabric, lft, engine="updn-tree", info=info)
 
 
