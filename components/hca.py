@@ -26,7 +26,9 @@ HCA's stream of draws and keeping the messages of its SL.
 from __future__ import annotations
 
 import copy
+from array import array
 from collections import deque
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,6 +45,32 @@ MTUS = (256, 512, 1024, 2048, 4096)
 #: Packets a traffic source keeps in the send queue of each of its SLs (see TrafficSource.materialize).
 BACKLOG = 32
 _BATCH = 512
+
+
+def _floats(a: np.ndarray) -> array:
+    """A batch of draws as a compact ``array('d')`` (8 bytes an entry, where a list of floats takes 32;
+    indexing it gives plain Python floats, as cheap per message as a list)."""
+    return array("d", np.ascontiguousarray(a, dtype=np.float64).tobytes())
+
+
+def _ints(a: np.ndarray, code: str = "i") -> array:
+    """A batch of integer draws as a compact ``array(code)`` (4 bytes an entry for host indices and
+    1 for SLs, where a list takes 8 to 36); the values are checked to fit."""
+    a = np.asarray(a)
+    info = np.iinfo(np.dtype(code))
+    if a.size and (a.min() < info.min or a.max() > info.max):
+        code = "q"
+    return array(code, np.ascontiguousarray(a, dtype=np.dtype(code)).tobytes())
+
+
+#: the send queue of an SL that nothing was queued on yet (see HcaTx.sendq)
+_NO_QUEUE = ()
+
+
+@lru_cache(maxsize=None)
+def _same_sl(sl: int) -> tuple[int, ...]:
+    """A batch of SL draws that are all *sl*, one tuple shared by every source of one SL."""
+    return (sl,) * _BATCH
 
 
 class VLSendBuffer:
@@ -99,7 +127,9 @@ class HcaTx(TxPort):
     def __init__(self, node: "HCA", port, link, nvl, arbiter, env):
         super().__init__(node, port, link, nvl, arbiter, env)
         self.source: TrafficSource | None = None
-        self.sendq: list[deque[Packet]] = [deque() for _ in range(16)]
+        #: per SL, its send queue; an SL not used yet has the shared empty tuple (16 empty deques
+        #: per HCA took ~10 KB: :meth:`use_sl` makes an SL's deque before anything is queued on it)
+        self.sendq: list[deque[Packet] | tuple] = [_NO_QUEUE] * 16
         self.queued = 0
         self.sl_order = node.sl_order
         self.used_sls: list[int] = []  # SLs that ever had a send queue, in priority order
@@ -157,6 +187,8 @@ class HcaTx(TxPort):
         """Include *sl* in the send queues DMA looks at."""
         if sl not in self.used_sls:
             self.used_sls = [s for s in self.sl_order if s in self.used_sls or s == sl]
+            if self.sendq[sl] is _NO_QUEUE:
+                self.sendq[sl] = deque()
 
     def _dma(self) -> None:
         vbuf = self.vbuf
@@ -254,13 +286,15 @@ class TrafficSource:
     :meth:`pending` and :meth:`pending_estimate`.
     """
 
-    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: np.ndarray, rng: np.random.Generator):
+    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: list[int], rng: np.random.Generator):
         self.hca = hca
         self.tx = tx
         self.pattern = pattern
         self.src = src
-        self.dlids = dlids
-        self.dlids_l = [int(x) for x in dlids]
+        #: the DLID of each destination index, a list of ints: the one list every source shares
+        #: (:meth:`Simulation.dlids_from <ibfabric.simulation.Simulation.dlids_from>`) unless the
+        #: routing picks DLIDs per source.  Never modified here.
+        self.dlids = dlids if isinstance(dlids, list) else [int(x) for x in dlids]
         self.rng = rng
         #: fractions of messages sent adaptively (the DLID's or the SLID's LSB set; Martínez et al. 2003
         #: §4.2, Kim et al. 2007 §3.4) and on a path chosen here (Kim's reliable datagrams)
@@ -269,8 +303,9 @@ class TrafficSource:
         self.by_slid = hca.adaptive_by == "slid"
         if self.adaptive or self.random_path:
             sim = hca.sim
-            self.adaptive_dlids = list(dlids) if self.by_slid else sim.adaptive_dlids(dlids)
-            self.path_counts = sim.path_counts(dlids)
+            # derived from the shared list, shared too (read-only)
+            self.adaptive_dlids = self.dlids if self.by_slid else sim.adaptive_dlids(self.dlids)
+            self.path_counts = sim.path_counts(self.dlids)
             if self.by_slid and self.adaptive and hca.lmc < 1:
                 raise ConfigError(f"{hca.path}: adaptive messages marked by the SLID need the HCA's LMC >= 1")
             # its own stream, so that the traffic itself does not change with the fractions
@@ -293,10 +328,12 @@ class TrafficSource:
         self.mean_gap = self.wire_bytes / (hca.load * rate)
         self.poisson = hca.arrival == "poisson"
         self.next_time = hca.traffic_start
-        # the current batch of draws, as lists (indexing numpy arrays per message is slow)
-        self._gaps: list[float] = []
-        self._dsts: list[int] = []
-        self._sl: list[int] = []
+        # the current batch of draws, as compact arrays of the array module: indexing them gives
+        # Python numbers (indexing numpy arrays per message is slow) and they take 8 bytes an entry
+        # (lists of Python numbers take 32-36): O(hosts x batch) memory in all, with a small constant
+        self._gaps = array("d")
+        self._dsts = array("i")
+        self._sl: array | tuple[int, ...] = ()
         self._i = 0
         self.messages = 0
         self.lazy = len(self.sls) == 1
@@ -305,17 +342,17 @@ class TrafficSource:
     def _refill(self) -> None:
         rng = self.rng
         if self.poisson:
-            self._gaps = rng.exponential(self.mean_gap, _BATCH).tolist()
+            self._gaps = _floats(rng.exponential(self.mean_gap, _BATCH))
         else:
-            self._gaps = [self.mean_gap] * _BATCH
+            self._gaps = array("d", (self.mean_gap,)) * _BATCH
         dsts = np.asarray(self.pattern.destinations(self.src, rng, _BATCH))
-        self._dsts = dsts.tolist()
+        self._dsts = _ints(dsts)
         if self.path_sls is not None:
-            self._sl = np.where(dsts >= 0, self.path_sls[dsts], self.sls[0]).tolist()
+            self._sl = _ints(np.where(dsts >= 0, self.path_sls[dsts], self.sls[0]), "b")
         elif len(self.sls) == 1:
-            self._sl = self.sls * _BATCH
+            self._sl = _same_sl(self.sls[0])
         else:
-            self._sl = np.asarray(self.sls)[rng.integers(0, len(self.sls), _BATCH)].tolist()
+            self._sl = _ints(np.asarray(self.sls)[rng.integers(0, len(self.sls), _BATCH)], "b")
         self._i = 0
 
     def _advance(self) -> None:
@@ -388,7 +425,7 @@ class TrafficSource:
         return (1.0 + (end - self.next_time) / self.mean_gap) * len(self.packet_sizes)
 
     def _emit(self, t: float, dst: int, sl: int) -> None:
-        dlid = self.dlids_l[dst]
+        dlid = self.dlids[dst]
         slid = self.slid
         if self.adaptive or self.random_path:
             u = self.adaptive_rng.random()
@@ -432,12 +469,12 @@ class SLSource(TrafficSource):
     every message on time would move.
     """
 
-    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: np.ndarray, rng: np.random.Generator,
+    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: list[int], rng: np.random.Generator,
                  sl: int):
         self.sl = sl
         self._t = hca.traffic_start  # time of the last message drawn, of any SL
         self._sl_values = np.asarray(hca.traffic_sls)
-        self._times: list[float] = []
+        self._times = array("d")
         super().__init__(hca, tx, pattern, src, dlids, rng)
         self.lazy = True
         self._cur_sl = sl
@@ -466,8 +503,8 @@ class SLSource(TrafficSource):
 
     def _refill(self) -> None:
         times, dsts = self._draw()
-        self._times = times.tolist()
-        self._dsts = dsts.tolist()
+        self._times = _floats(times)
+        self._dsts = _ints(dsts)
         self._i = 0
 
     def _advance(self) -> None:
@@ -541,7 +578,7 @@ class SplitSource:
     the transmitter must not sleep past when one of its VLs is empty.
     """
 
-    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: np.ndarray, rng: np.random.Generator):
+    def __init__(self, hca: "HCA", tx: HcaTx, pattern, src: int, dlids: list[int], rng: np.random.Generator):
         sls = hca.traffic_sls
         self.parts = [SLSource(hca, tx, pattern, src, dlids, copy.deepcopy(rng), sl)
                       for sl in sorted(set(sls), key=sls.index)]
@@ -846,8 +883,8 @@ class HCA(IBNode):
         if not acc.source_copies:
             return [p]
         dlids = self.__dict__.get("_member_dlids")
-        if dlids is None:  # the unicast DLID of every host, once per HCA (routes are static)
-            dlids = self._member_dlids = sim.dlids_from(self).tolist()
+        if dlids is None:  # the unicast DLID of every host (routes are static): the list HCAs share
+            dlids = self._member_dlids = sim.dlids_from(self)
         out = []
         for m in g.member_hosts:
             if m != host:

@@ -216,7 +216,8 @@ class ControlSource:
         self.tx = tx
         self.slid = hca.lid
         self.src = src
-        self.dlids = [int(d) for d in dlids]
+        # the list of Simulation.dlids_from, shared by the HCAs (read-only)
+        self.dlids = dlids if isinstance(dlids, list) else [int(d) for d in dlids]
         self.size = size
         self.interval = interval
         self.rng = rng
