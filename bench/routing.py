@@ -7,8 +7,11 @@ Two scenarios:
   §4.1; every engine on the same three fabrics per size (seeds 1-3).  The
   paper's Fig. 10 has PIRa about 5x faster than FERa and FERa faster than DR.
 * ``fattree``: the 16-ary 3-tree (4,096 hosts, 768 switches of 32 ports),
-  ``minhop`` and ``updn`` (root: a top switch).  OpenSM 3.3's own minhop
-  step takes about 5 s on this kind of machine.
+  ``minhop`` and ``updn`` (root: a top switch), and ``pira`` and ``fera``
+  unless ``--quick``.  OpenSM 3.3's own minhop step takes about 5 s on this
+  kind of machine.  Then the 32-ary 3-tree (32,768 hosts, 3,072 switches of
+  64 ports, 35,840 LIDs), ``minhop``, ``updn`` and ``ftree``, once each
+  (``--quick`` leaves it out; ``--k 32`` runs it alone).
 
 Times are ``time.perf_counter`` around the engine call alone (the fabric
 and its LIDs are built before), best of N runs.  Nothing is asserted:
@@ -101,29 +104,36 @@ def run_irregular(engines, sizes, repeat: int) -> None:
                  hosts=len(fabrics[0].cas), seconds=float(np.mean(times)), best_of=repeat, fabrics=len(times))  # fmt: skip
 
 
-def run_fattree(engines, repeat: int) -> None:
+def run_fattree(engines, repeat: int, k: int = 16) -> None:
     plugins = PluginSet.load()
-    g = sequential_lids(fat_tree(16, 3))
+    g = sequential_lids(fat_tree(k, 3))
     root = "s0_0"
     for name in engines:
         compute = plugins.routing_engines[name]
         opts = {"root": root} if name in ("updn", "fera", "pira", "hybrid", "dr") else {}
         secs = best_of(lambda: compute(g, opts, np.random.default_rng(1)), repeat)
-        emit(bench="routing", scenario="fattree-16-ary-3-tree", engine=name, switches=len(g.switches), hosts=len(g.cas),
-             lids=int(g.max_lid), seconds=secs, best_of=repeat)  # fmt: skip
+        emit(bench="routing", scenario=f"fattree-{k}-ary-3-tree", engine=name, switches=len(g.switches),
+             hosts=len(g.cas), lids=int(g.max_lid), seconds=secs, best_of=repeat)  # fmt: skip
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.routing", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (a smoke run)")
     p.add_argument("--scenario", choices=("all", "irregular", "fattree"), default="all")
+    p.add_argument("--k", type=int, action="append", metavar="K",
+                   help="k of the k-ary 3-trees of the fattree scenario (repeatable; default 16, and 32 unless"
+                        " --quick)")
     args = p.parse_args(argv)
     emit(bench="routing", machine=machine())
     repeat = 1 if args.quick else 5
     if args.scenario in ("all", "irregular"):
         run_irregular(IRREGULAR_ENGINES, [8, 16] if args.quick else SIZES, repeat)
     if args.scenario in ("all", "fattree"):
-        run_fattree(["minhop", "updn"] + ([] if args.quick else ["pira", "fera"]), 1 if args.quick else 3)
+        for k in args.k or ([16] if args.quick else [16, 32]):
+            if k <= 16:
+                run_fattree(["minhop", "updn"] + ([] if args.quick else ["pira", "fera"]), 1 if args.quick else 3, k)
+            else:  # 35,840 LIDs: one run of the engines that scale to it
+                run_fattree(["minhop", "updn", "ftree"], 1, k)
     return 0
 
 

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import networkx as nx
 import numpy as np
 
 from ibfabric.errors import ConfigError, TopologyError
 
 from . import validate
 from .validate import MAX_UNICAST_LID
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported where used: a simulation run never needs it
 
 __all__ = ["Link", "NodeSpec", "FabricGraph", "MAX_UNICAST_LID", "node_spec"]
 
@@ -466,6 +468,8 @@ class FabricGraph:
 
     def to_networkx(self) -> nx.MultiGraph:
         """A MultiGraph: node attributes ``name``, ``is_switch``, ``lid``; edge attributes ``ports`` ({node: port})."""
+        import networkx as nx
+
         g = nx.MultiGraph()
         for i, nd in enumerate(self.nodes):
             g.add_node(i, name=nd.name, is_switch=nd.is_switch, lid=nd.lid)

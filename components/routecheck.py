@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import attrs
-import networkx as nx
 import numpy as np
 
 from .fabric import FabricGraph
@@ -241,6 +240,8 @@ def cdg_cycle(deps: np.ndarray | Iterable[np.ndarray], num_channels: int) -> lis
         alive &= ~drop
     if not alive.any():
         return []
+    import networkx as nx  # only for a cyclic CDG: a run that routes fine never imports it
+
     sub = nx.DiGraph()
     sub.add_edges_from(zip(a[alive].tolist(), b[alive].tolist()))
     cyc = nx.find_cycle(sub)

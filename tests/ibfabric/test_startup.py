@@ -1,0 +1,120 @@
+"""Start-up: what a run imports, and the grammar cache that keeps building it fast."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ibfabric.ned_like import NedError, parse
+from ibfabric.ned_like import parser as ned_parser
+from ibfabric.topologies import SHIPPED, shipped
+
+#: Never imported by importing ibfabric, building a simulation, running it or `ibfabric run`:
+#: plotting, the Dask cluster and tables are optional extras; networkx serves the algorithms
+#: of a few routing engines and the topology tools, not a run under the default engine.
+HEAVY = ("matplotlib", "dask", "distributed", "pandas", "networkx")
+
+
+def imported_after(code: str, **env: str) -> dict:
+    """Run *code* in a fresh interpreter; {stage: heavy modules loaded} as it reports them."""
+    prog = textwrap.dedent(
+        f"""
+        import json, sys
+        HEAVY = {HEAVY!r}
+        seen = {{}}
+        def stage(name):
+            seen[name] = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
+        """
+    ) + textwrap.dedent(code) + "\nprint(json.dumps(seen))\n"
+    proc = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+class TestLazyImports:
+    def test_import_build_and_run_import_nothing_heavy(self):
+        seen = imported_after(
+            """
+            import ibfabric
+            stage("import")
+            sim = ibfabric.Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+            stage("build")
+            sim.run("5us")
+            stage("run")
+            """
+        )
+        assert seen == {"import": [], "build": [], "run": []}
+
+    def test_ibfabric_run_imports_nothing_heavy(self):
+        seen = imported_after(
+            """
+            import contextlib, io
+            from ibfabric.cli import main
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert main(["run", "--time", "20us", "--no-progress"]) == 0
+            stage("cli")
+            """
+        )
+        assert seen == {"cli": []}
+
+
+class TestGrammarCache:
+    """The analysed NED grammar is kept between processes; a cache can cost time, never change a parse."""
+
+    @pytest.fixture
+    def fresh(self, monkeypatch):
+        def use(cache_dir: str) -> None:
+            monkeypatch.setenv("IBFABRIC_CACHE_DIR", cache_dir)
+            ned_parser._lark.cache_clear()
+
+        yield use
+        ned_parser._lark.cache_clear()
+
+    @staticmethod
+    def results() -> list:
+        out = [parse(shipped(name).read_text(), name) for name in SHIPPED]
+        for bad in ("network n { submodules: a: ; }", "simple S { parameters: int x = ; }", "network"):
+            with pytest.raises(NedError) as e:
+                parse(bad)
+            out.append(str(e.value))
+        return out
+
+    def test_written_then_read_back_with_the_same_results(self, tmp_path, fresh):
+        fresh("")  # no cache
+        expected = self.results()
+        cache = tmp_path / "cache"
+        fresh(str(cache))
+        assert self.results() == expected  # built, then written
+        (written,) = cache.iterdir()
+        assert oct(cache.stat().st_mode & 0o777) == "0o700"
+        fresh(str(cache))
+        assert self.results() == expected  # read back
+        assert list(cache.iterdir()) == [written]
+
+    def test_a_damaged_file_is_rebuilt(self, tmp_path, fresh):
+        fresh(str(tmp_path))
+        expected = self.results()
+        (written,) = tmp_path.iterdir()
+        data = written.read_bytes()
+        written.write_bytes(data[: len(data) // 2])
+        fresh(str(tmp_path))
+        assert self.results() == expected
+        assert len(written.read_bytes()) > len(data) // 2  # written again, whole
+        fresh(str(tmp_path))
+        assert self.results() == expected
+
+    def test_empty_turns_it_off_and_an_unwritable_place_is_no_error(self, tmp_path, fresh):
+        assert ned_parser._grammar_cache("g") is not False or os.environ.get("IBFABRIC_CACHE_DIR") == ""
+        fresh("")
+        assert ned_parser._grammar_cache("g") is False
+        blocker = tmp_path / "file"
+        blocker.write_text("")
+        fresh(str(blocker / "cache"))  # a directory cannot be made under a file
+        assert ned_parser._grammar_cache("g") is False
+        assert self.results()
