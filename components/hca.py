@@ -800,9 +800,12 @@ class HCA(IBNode):
 
     @staticmethod
     def _add_source(tx, source) -> None:
-        from .cbr import MergedSource
+        if tx.source is None:
+            tx.source = source
+            return
+        from .cbr import MergedSource  # (cbr imports the QoS metrics: only when sources merge)
 
-        tx.source = source if tx.source is None else MergedSource(tx.source, source)
+        tx.source = MergedSource(tx.source, source)
 
     def send_packet(self, p: Packet, port: int | None = None) -> None:
         """Send one packet built by a script or another module (set ``p.vl = 15`` for management)."""
