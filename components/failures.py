@@ -230,6 +230,8 @@ def set_state(tx: "TxPort", state: PortState, now: float) -> None:
     tx.running = False
     tx.own_wake = now
     tx.activate(at=now, process="process")
+    if tx.node.sma is not None:  # a dynamic subnet manager's agent: traps (components/sm/agent.py)
+        tx.node.sma.port_changed(tx.port, old, state, now)
 
 
 def _train(tx) -> None:

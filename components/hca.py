@@ -112,6 +112,9 @@ class HcaRx:
         t = p.tail_at
         if p.vl != VL15:
             return_credits(self.upstream, p.vl, t + self.delay, p.credits)
+        elif self.node.sma is not None and getattr(p, "smp", None) is not None:  # an SMP: its agent (components/sm)
+            self.node.sma.receive(p, self.port, t)
+            return
         if not self.lid_lo <= p.dlid < self.lid_hi:
             if p.dlid >= 0xC000 and self.sim.multicast is not None:  # a multicast copy (cold path)
                 self.sim.multicast.receive(p, t, self.node)

@@ -27,6 +27,8 @@ class IBNode(Module):
     """
 
     is_switch = False
+    #: the subnet management agent (:mod:`ibfabric.components.sm.agent`), with a dynamic subnet manager only
+    sma = None
 
     def num_init_stages(self) -> int:
         return STAGE_TRAFFIC + 1

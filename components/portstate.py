@@ -58,4 +58,6 @@ DROP_REASONS = {
     LINK_DOWN: "on a link when the link failed (being serialised or propagating)",
     NODE_DOWN: "stored in a buffer of a node when the node failed",
     ASSIMILATION: "discarded while the subnet manager reprograms the forwarding tables (dynamic SM)",
+    "smp-lost": "a subnet management packet (VL15) lost in the data path (dynamic SM; its reasons: summary"
+                "['subnet_manager']['smps_lost_by_reason'])",
 }

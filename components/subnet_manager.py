@@ -8,7 +8,8 @@ groups declared (``multicastGroups``), the multicast-routing plugin named by
 ``multicastRouting`` then builds their multicast forwarding tables, published
 as ``sim.tables.mft`` (:mod:`ibfabric.components.mtrees`).  Discovery with
 directed-route SMPs, sweeps and change assimilation belong to the dynamic
-subnet manager.
+subnet manager: with ``dynamic = true`` the module keeps one
+(:mod:`ibfabric.components.sm`, docs/subnet-manager.md) after this set-up.
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ class SubnetManager(Module):
 
     def initialize(self, stage: int) -> None:
         if stage == STAGE_SUBNET:
-            self.configure()
+            tables = self.configure()
+            if self.params["dynamic"]:  # the subnet manager in simulated time (components/sm)
+                from .sm import attach
+
+                self.dynamic = attach(self, tables, self._declared)
 
     def configure(self) -> ForwardingTables:
         sim = self.sim
@@ -63,7 +68,7 @@ class SubnetManager(Module):
         if not nodes:
             raise ConfigError(f"{self.path}: the network has no InfiniBand nodes")
         sm_node = self._locate(nodes)
-        fabric = fabric_of(nodes, sm_node)
+        fabric = self._declared = fabric_of(nodes, sm_node)
         try:
             fabric = fabric.with_lids(lmc=int(self.params["lmc"]))
         except IbfabricError as exc:

@@ -118,6 +118,10 @@ class SwitchRx:
         try:
             port, op, sl2vl = self.routes[p.dlid]
         except IndexError:
+            if p.vl == VL15 and self.node.sma is not None and getattr(p, "smp", None) is not None:
+                # a directed-route SMP (DLID 0xFFFF): the switch's agent (components/sm)
+                self.node.sma.receive(p, self.port, now)
+                return
             if self.node.replicator is not None:  # a multicast LID: past every forwarding table (cold path)
                 from .multicast import receive
 
@@ -197,6 +201,9 @@ class SwitchRx:
         """A packet for the switch itself (port 0): taken in by its management agent at its tail."""
         if p.vl != VL15:
             return_credits(self.upstream, p.vl, p.tail_at + self.delay, p.credits)
+        elif self.node.sma is not None:  # a LID-routed SMP for this switch (components/sm)
+            self.node.sma.receive(p, self.port, p.head_at)
+            return
         self.sim.deliver_local(p, self.node)
 
     def _discard(self, p, buf: InputBuffer, reason: str) -> None:
@@ -557,6 +564,17 @@ class Switch(IBNode):
             rx.lft = self.lft_ports
             rx.rebuild_routes()
 
+    def install_lft_block(self, block: int, ports, size: int = 64) -> None:
+        """Install one block of the forwarding table: LIDs ``block * size ...`` get *ports* (a
+        SubnSet(LinearForwardingTable) of the dynamic subnet manager, :mod:`ibfabric.components.sm`).
+        Packets already routed keep their output port; the next lookups see the new entries."""
+        lo = block * size
+        lft = list(self.lft_ports)
+        if len(lft) < lo + len(ports):
+            lft.extend([NO_PORT] * (lo + len(ports) - len(lft)))
+        lft[lo:lo + len(ports)] = ports
+        self.install_lft(lft)
+
     def install_mft(self, entries: dict[int, tuple[int, ...]]) -> None:
         """Install a multicast forwarding table ``{MLID: output ports}`` (port 0 excluded) and, if it
         has entries, the replication engine named by ``replication`` (:mod:`ibfabric.components.multicast`)."""
@@ -569,3 +587,5 @@ class Switch(IBNode):
         for rx in self.rx.values():
             yield from rx.bufs
             yield rx.vl15
+        if self.sma is not None:  # the management port's VL15 buffers (dynamic subnet manager)
+            yield from self.sma.buffers()

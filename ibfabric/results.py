@@ -146,6 +146,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         summary["routing_time_s"] = sim.routing_time
     if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
         summary["qos"] = sim.qos.summary()
+    if sim.__dict__.get("dynamic_sm") is not None:  # assimilation timelines (ibfabric.components.sm)
+        summary.update(sim.dynamic_sm.summary())
     if sim.multicast is not None:  # multicast groups: per-group delivery accounting (ibfabric.mstats)
         summary["multicast"] = sim.multicast.summary()
     if sim.realtime_deadlines is not None:  # MPEG-2 streams (ibfabric.components.realtime): DMP and DMT

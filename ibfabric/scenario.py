@@ -409,8 +409,8 @@ class ScenarioMixin:
 
         if training <= 0:
             for ends in links:
-                bring_up(ends, self.now)
-            self._log(action, name, "active", **extra)
+                bring_up(ends, self.now, activate=self.__dict__.get("dynamic_sm") is None)
+            self._log(action, name, "active" if self.__dict__.get("dynamic_sm") is None else "init", **extra)
             return
         self._log(action, name, f"training until {self.now + training:g} ns", **extra)
 
@@ -418,8 +418,9 @@ class ScenarioMixin:
             up = [ends for ends in links
                   if all(tx.node not in self.failed_nodes and tx.peer_rx.node not in self.failed_nodes for tx in ends)]
             for ends in up:
-                bring_up(ends, self.now)
-            self._log("link-up" if action == "restore-link" else "node-up", name, "active", **extra)
+                bring_up(ends, self.now, activate=self.__dict__.get("dynamic_sm") is None)
+            self._log("link-up" if action == "restore-link" else "node-up", name,
+                      "active" if self.__dict__.get("dynamic_sm") is None else "init", **extra)
 
         self.call_at(self.now + training, done)
 

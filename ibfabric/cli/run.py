@@ -261,4 +261,9 @@ def print_summary(s: dict[str, Any]) -> None:
         lost = f" ({e['lost']:,} lost)" if e.get("lost") else ""
         console.print(f"{e['time_ns'] / 1000:>10,.3f} us  {e['action']:<13} {e['target']}: {e['result']}{lost}",
                       highlight=False, markup=False)
+    if s.get("assimilations") is not None:  # the dynamic subnet manager (docs/subnet-manager.md)
+        from ibfabric.components.sm.report import timeline_lines
+
+        for line in timeline_lines(s):
+            console.print(line, highlight=False, markup=False)
     # warnings (saturation, conservation...) went to stderr as the simulation gave them (ibfabric.checks)
