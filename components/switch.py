@@ -33,6 +33,8 @@ is dropped, as the IBA specification allows.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ibfabric.errors import ConfigError
 
 from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options
@@ -476,7 +478,7 @@ class Switch(IBNode):
             self.selector = plugins.path_selectors.get(str(p["pathSelector"])).create(
                 parse_options(str(p["pathSelectorOptions"]), self.path, "pathSelectorOptions"), self.rng,
                 where=self.path)
-        self.lft_ports: list[int] = []
+        self.lft_ports: bytes = b""
         self._sl2vl_cache: dict[int, list[int]] = {}
         self._route_cache: dict[tuple, list] = {}
 
@@ -556,9 +558,11 @@ class Switch(IBNode):
         self.rx[in_port].sl2vl_out[out_port] = list(table)
         self.rx[in_port].rebuild_routes()
 
-    def install_lft(self, ports: list[int]) -> None:
-        """Install a forwarding table: ``ports[lid]`` is the output port (255 = none, 0 = this switch)."""
-        self.lft_ports = list(ports)
+    def install_lft(self, ports) -> None:
+        """Install a forwarding table: ``ports[lid]`` is the output port (255 = none, 0 = this switch).
+
+        Kept as ``bytes`` (one byte per LID: switches x LIDs is the largest table of a big fabric)."""
+        self.lft_ports = np.asarray(ports, dtype=np.uint8).tobytes()
         self._route_cache = {}
         for rx in self.rx.values():
             rx.lft = self.lft_ports
@@ -569,10 +573,10 @@ class Switch(IBNode):
         SubnSet(LinearForwardingTable) of the dynamic subnet manager, :mod:`ibfabric.components.sm`).
         Packets already routed keep their output port; the next lookups see the new entries."""
         lo = block * size
-        lft = list(self.lft_ports)
+        lft = bytearray(self.lft_ports)
         if len(lft) < lo + len(ports):
             lft.extend([NO_PORT] * (lo + len(ports) - len(lft)))
-        lft[lo:lo + len(ports)] = ports
+        lft[lo:lo + len(ports)] = np.asarray(ports, dtype=np.uint8).tobytes()
         self.install_lft(lft)
 
     def install_mft(self, entries: dict[int, tuple[int, ...]]) -> None:

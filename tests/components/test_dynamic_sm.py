@@ -92,7 +92,7 @@ class TestDistribution:
         assert s["assimilations"][0]["lft_blocks"] == blocks * len(switches)
         full = tables.expanded()
         for row, i in enumerate(tables.fabric.switches.tolist()):
-            lft = sim.ib_nodes[i].lft_ports
+            lft = list(sim.ib_nodes[i].lft_ports)
             assert lft[: full.shape[1]] == full[row].tolist()
             assert set(lft[full.shape[1]:]) <= {NO_PORT}
         # every port Active, SMPs all answered, conservation with SMPs in the accounts
@@ -172,7 +172,7 @@ class TestAssimilation:
         expect = _reduced_tables(sim, dead).expanded()
         fabric = sim.dynamic_sm.tables.fabric
         for row, i in enumerate(fabric.switches.tolist()):
-            assert sim.ib_nodes[i].lft_ports[: expect.shape[1]] == expect[row].tolist()
+            assert list(sim.ib_nodes[i].lft_ports[: expect.shape[1]]) == expect[row].tolist()
         assert s["conservation_ok"] and s["subnet_manager"]["traps"] >= 1
         assert s["packets_delivered"] > 0 and set(s["drops_by_reason"]) <= {"port-down", "link-down", "no-route"}
         # the data packets discarded since the change (Figs. 12-13), until ports were active and in all
@@ -251,7 +251,7 @@ class TestHybrid:
         assert final.engine == "hybrid"
         full = final.expanded()
         for row, i in enumerate(final.fabric.switches.tolist()):
-            assert sim.ib_nodes[i].lft_ports[: full.shape[1]] == full[row].tolist()
+            assert list(sim.ib_nodes[i].lft_ports[: full.shape[1]]) == full[row].tolist()
         assert _route_ok(sim) == [] and s["conservation_ok"] and s["deadlock"] is None
 
     def test_a_deadlock_in_the_transient_is_reported_with_the_timeline(self):
