@@ -405,6 +405,8 @@ class Switch(IBNode):
     #: ``{MLID: ports}`` and per input port ``{MLID: McastRoute}``; set by :meth:`install_mft`
     replicator = None
     mcast_problem: str | None = None
+    #: a random forwarding table set by the dynamic subnet manager ({"default", "top", "blocks"}), or None
+    rft: dict | None = None
     mft: dict = {}
     mroutes: dict = {}
 
@@ -572,11 +574,37 @@ class Switch(IBNode):
         """Install one block of the forwarding table: LIDs ``block * size ...`` get *ports* (a
         SubnSet(LinearForwardingTable) of the dynamic subnet manager, :mod:`ibfabric.components.sm`).
         Packets already routed keep their output port; the next lookups see the new entries."""
+        self.rft = None  # a linear table again (random forwarding entries, if any, are gone)
         lo = block * size
         lft = bytearray(self.lft_ports)
         if len(lft) < lo + len(ports):
             lft.extend([NO_PORT] * (lo + len(ports) - len(lft)))
         lft[lo:lo + len(ports)] = np.asarray(ports, dtype=np.uint8).tobytes()
+        self.install_lft(lft)
+
+    def set_default_port(self, port: int, top: int) -> None:
+        """SubnSet(SwitchInfo) of a switch routed by a random forwarding table: every DLID below
+        *top* without an RFT entry goes to *port* (IBA's DefaultPort).  Clears the RFT entries (the
+        subnet manager sends them next, block by block)."""
+        self.rft = {"default": int(port), "top": int(top), "blocks": {}}
+        self._install_rft()
+
+    def install_rft_block(self, block: int, entries) -> None:
+        """SubnSet(RandomForwardingTable): block *block* holds *entries*, ``(LID, port)`` pairs
+        (16 per block in IBA; an empty block clears it)."""
+        if self.rft is None:
+            self.rft = {"default": NO_PORT, "top": len(self.lft_ports), "blocks": {}}
+        self.rft["blocks"][int(block)] = tuple(entries)
+        self._install_rft()
+
+    def _install_rft(self) -> None:
+        rft = self.rft
+        lft = bytearray([rft["default"]]) * rft["top"]
+        for entries in rft["blocks"].values():
+            for lid, port in entries:
+                if lid >= len(lft):
+                    lft.extend([NO_PORT] * (lid + 1 - len(lft)))
+                lft[lid] = port
         self.install_lft(lft)
 
     def install_mft(self, entries: dict[int, tuple[int, ...]]) -> None:

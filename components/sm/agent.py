@@ -32,8 +32,8 @@ from ..packet import VL15
 from ..port import InputBuffer
 from ..portstate import NODE_DOWN, PortState
 from ..tables import NO_PORT
-from .smp import (GET_RESP, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PERMISSIVE_LID, PORT_INFO, SET, TRAP,
-                  TRAP_REPRESS, Smp, smp_packet)
+from .smp import (GET_RESP, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PERMISSIVE_LID, PORT_INFO, RFT, SET, SWITCH_INFO,
+                  TRAP, TRAP_REPRESS, Smp, smp_packet)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .manager import DynamicSM
@@ -133,6 +133,12 @@ class Agent:
         if smp.attr == LFT and smp.method == SET and self.node.is_switch:
             self.node.install_lft_block(smp.modifier, smp.data, LFT_BLOCK)
             return {"block": smp.modifier}
+        if smp.attr == RFT and smp.method == SET and self.node.is_switch:
+            self.node.install_rft_block(smp.modifier, smp.data)
+            return {"block": smp.modifier}
+        if smp.attr == SWITCH_INFO and smp.method == SET and self.node.is_switch:
+            self.node.set_default_port(smp.data["default_port"], smp.data["top"])
+            return dict(smp.data)
         return {"status": "unsupported"}
 
     def port_info(self, port: int) -> dict:

@@ -57,7 +57,8 @@ from ..node import parse_options
 from ..portstate import PortState
 from ..tables import NO_PORT, ForwardingTables
 from .agent import HcaAgent, SwitchAgent
-from .smp import GET, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PORT_INFO, SET, TRAP_REPRESS, Smp, SmpPacket
+from .smp import (GET, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PORT_INFO, RFT, RFT_BLOCK, SET, SWITCH_INFO, TRAP_REPRESS,
+                  Smp, SmpPacket)
 
 __all__ = ["DynamicSM", "attach", "SMP_LOST"]
 
@@ -147,7 +148,10 @@ class DynamicSM:
         self.traps = 0
         self.lost: Counter[str] = Counter()
         self.lft_blocks_sent: Counter[int] = Counter()  # per node index, every LinearForwardingTable Set
+        self.rft_blocks_sent: Counter[int] = Counter()  # per node index, every RandomForwardingTable Set
         self.installed: dict[int, np.ndarray] = {}
+        #: per switch routed by a random forwarding table: (default port, top, entry blocks) as sent
+        self.rft_installed: dict[int, tuple] = {}
         self.activated: list[tuple[int, int]] = []
         self.drops_base: dict[str, int] = {}
         self.host_index = int(fabric.sm_node)
@@ -163,6 +167,8 @@ class DynamicSM:
             full = tables.expanded()
             for row, i in enumerate(fabric.switches.tolist()):
                 self.installed[i] = _padded(full[row])
+                if tables.default_port[row] >= 0:  # the switch holds the random forwarding table as such
+                    self._distribute_rft(tables, row, i, len(self.installed[i]), None)
         if self.sweep_interval > 0:
             sim.call_at(self.sweep_interval, self._sweep_tick)
 
@@ -363,7 +369,7 @@ class DynamicSM:
         rec = self.rec = {"trigger": trigger, "change_ns": change, "detected_ns": detected, "started_ns": now,
                           "explored_ns": None,
                           "computed_ns": None, "distributed_ns": None, "active_ns": None, "engine": self.engine,
-                          "nodes": 0, "links": 0, "unreachable": 0, "lft_blocks": 0, "lid_sets": 0,
+                          "nodes": 0, "links": 0, "unreachable": 0, "lft_blocks": 0, "rft_blocks": 0, "switch_infos": 0, "lid_sets": 0,
                           "port_sets": 0, "smps": 0, "phase2": None, "discarded_until_active": None,
                           "discarded": None}
         rec["_drops0"] = drops0
@@ -500,7 +506,8 @@ class DynamicSM:
         self._emit("smActive", now)
         if "provisional" in tables.info:
             rec["phase2"] = {"engine": str(tables.info.get("final_engine", "final")), "started_ns": now,
-                             "computed_ns": None, "distributed_ns": None, "lft_blocks": 0,
+                             "computed_ns": None, "distributed_ns": None, "lft_blocks": 0, "rft_blocks": 0,
+                             "switch_infos": 0,
                              "coexist": bool(tables.info.get("coexist", True))}
             self.sim.call_at(now + t2, self._computed2, idx, tables)
         else:
@@ -567,6 +574,10 @@ class DynamicSM:
         full = tables.expanded()
         for row, k in enumerate(fabric.switches.tolist()):
             i = idx[k]
+            if tables.default_port[row] >= 0:  # a random forwarding table (PIRa): few entries + a default port
+                self._distribute_rft(tables, row, i, len(_padded(full[row])), rec)
+                continue
+            self.rft_installed.pop(i, None)
             new = _padded(full[row])
             old = self.installed.get(i)
             width = len(new) if old is None else max(len(new), len(old))
@@ -583,6 +594,44 @@ class DynamicSM:
         if not self.pending and not self.outstanding:
             self.on_idle = None
             then()
+
+    def _distribute_rft(self, tables: ForwardingTables, row: int, i: int, top: int, rec: dict) -> None:
+        """Random forwarding table of switch row *row* (node *i*): SubnSet(SwitchInfo) with the default
+        port and the table's top when they change (which clears the switch's entries), then the
+        SubnSet(RandomForwardingTable) blocks of 16 explicit entries that differ (all after a
+        SwitchInfo).  The SM's record of the switch's linear view follows, for a later LFT."""
+        default = int(tables.default_port[row])
+        lft = tables.lft[row]
+        entries = [(lid, int(p)) for lid, p in enumerate(lft.tolist()) if p != NO_PORT]
+        blocks = [tuple(entries[j:j + RFT_BLOCK]) for j in range(0, len(entries), RFT_BLOCK)]
+        if rec is None:  # the static set-up at time 0: installed directly, no SMPs
+            sw = self.nodes[i]
+            sw.set_default_port(default, top)
+            for b, blk in enumerate(blocks):
+                sw.install_rft_block(b, blk)
+            self.rft_installed[i] = (default, top, blocks)
+            self.installed[i] = np.frombuffer(sw.lft_ports, dtype=np.uint8).copy()
+            return
+        old = self.rft_installed.get(i)
+        path = self.found[i]["path"]
+        if old is None or old[:2] != (default, top):
+            rec["switch_infos"] += 1
+            self.request(path, SET, SWITCH_INFO, 0, {"default_port": default, "top": top}, cb=self._block_done)
+            old = (default, top, [])
+        for b, blk in enumerate(blocks):
+            if b >= len(old[2]) or old[2][b] != blk:
+                rec["rft_blocks"] += 1
+                self.rft_blocks_sent[i] += 1
+                self.request(path, SET, RFT, b, blk, cb=self._block_done)
+        for b in range(len(blocks), len(old[2])):  # blocks no longer used: cleared
+            rec["rft_blocks"] += 1
+            self.rft_blocks_sent[i] += 1
+            self.request(path, SET, RFT, b, (), cb=self._block_done)
+        self.rft_installed[i] = (default, top, blocks)
+        view = np.full(top, default, dtype=np.uint8)
+        for lid, p in entries:
+            view[lid] = p
+        self.installed[i] = view
 
     def _block_done(self, data, req) -> None:
         pass  # the SM's copy already holds the block (OpenSM, too, resends what differs at the next sweep)

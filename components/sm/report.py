@@ -22,7 +22,8 @@ def timeline_lines(summary: dict[str, Any]) -> list[str]:
         change = a["change_ns"]
         out.append(f"assimilation {k} ({a['trigger']}, {a['engine']}, {a.get('status', '')}): {a['nodes']} nodes,"
                    f" {a['links']} links, {a['smps']} SMPs, {a['lft_blocks']} LFT blocks,"
-                   f" {a['unreachable']} unreachable")
+                   + (f" {a['rft_blocks']} RFT blocks," if a.get("rft_blocks") else "")
+                   + f" {a['unreachable']} unreachable")
         out.append(f"    {'change':<30} {_us(change)}")
         ref = change if change is not None else a["detected_ns"]
         for key, label in _STEPS:
@@ -32,7 +33,7 @@ def timeline_lines(summary: dict[str, Any]) -> list[str]:
         p2 = a.get("phase2")
         if p2 is not None:
             for key, label in (("computed_ns", f"phase 2 computed ({p2['engine']})"),
-                               ("distributed_ns", f"phase 2 distributed ({p2['lft_blocks']} blocks)")):
+                               ("distributed_ns", f"phase 2 distributed ({p2['lft_blocks']} LFT blocks)")):
                 t = p2[key]
                 since = "" if t is None else f"  (+{(t - ref) / 1000:,.3f} us)"
                 out.append(f"    {label:<30} {_us(t)}{since}")

@@ -29,7 +29,7 @@ import attrs
 from ..packet import VL15, Packet, credits_for
 
 __all__ = ["Smp", "SmpPacket", "PERMISSIVE_LID", "MAD_BYTES", "GET", "SET", "GET_RESP", "TRAP", "TRAP_REPRESS",
-           "NODE_INFO", "PORT_INFO", "LFT", "NOTICE", "LFT_BLOCK", "smp_packet"]
+           "NODE_INFO", "PORT_INFO", "LFT", "RFT", "SWITCH_INFO", "NOTICE", "LFT_BLOCK", "RFT_BLOCK", "smp_packet"]
 
 #: The DLID of directed-route SMPs.
 PERMISSIVE_LID = 0xFFFF
@@ -37,11 +37,14 @@ PERMISSIVE_LID = 0xFFFF
 MAD_BYTES = 256
 #: Entries per SubnSet(LinearForwardingTable) block.
 LFT_BLOCK = 64
+#: (LID, port) entries per SubnSet(RandomForwardingTable) block.
+RFT_BLOCK = 16
 
 # methods (IBA Table 27-1 names)
 GET, SET, GET_RESP, TRAP, TRAP_REPRESS = "SubnGet", "SubnSet", "SubnGetResp", "SubnTrap", "SubnTrapRepress"
 # attributes
 NODE_INFO, PORT_INFO, LFT, NOTICE = "NodeInfo", "PortInfo", "LinearForwardingTable", "Notice"
+RFT, SWITCH_INFO = "RandomForwardingTable", "SwitchInfo"
 
 
 @attrs.define(eq=False)

@@ -260,10 +260,10 @@ def print_summary(s: dict[str, Any]) -> None:
     for e in s.get("scenario") or ():  # failures, restores, traffic changes (ibfabric.scenario)
         lost = f" ({e['lost']:,} lost)" if e.get("lost") else ""
         console.print(f"{e['time_ns'] / 1000:>10,.3f} us  {e['action']:<13} {e['target']}: {e['result']}{lost}",
-                      highlight=False, markup=False)
+                      highlight=False, markup=False, soft_wrap=True)
     if s.get("assimilations") is not None:  # the dynamic subnet manager (docs/subnet-manager.md)
         from ibfabric.components.sm.report import timeline_lines
 
         for line in timeline_lines(s):
-            console.print(line, highlight=False, markup=False)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
     # warnings (saturation, conservation...) went to stderr as the simulation gave them (ibfabric.checks)

@@ -254,6 +254,40 @@ class TestHybrid:
             assert list(sim.ib_nodes[i].lft_ports[: full.shape[1]]) == full[row].tolist()
         assert _route_ok(sim) == [] and s["conservation_ok"] and s["deadlock"] is None
 
+    def test_pira_tables_travel_as_random_forwarding_tables(self):
+        # PIRa's tables are explicit entries plus a default port: SubnSet(SwitchInfo) and blocks of
+        # 16 (LID, port) entries, not 64-entry LFT blocks; only the blocks that changed are sent
+        sim, dead = _failure_run(routing="pira")
+        sm = sim.dynamic_sm
+        before = dict(sm.rft_installed)
+        assert before and all(sim.ib_nodes[i].rft is not None for i in before)  # the static set-up, as RFTs
+        s = sim.run("600us")
+        (a,) = s["assimilations"]
+        tables = sm.tables
+        rows = {i: row for row, i in enumerate(tables.fabric.switches.tolist())}
+        expect = _reduced_tables(sim, dead)
+        full = expect.expanded()
+        sent = 0
+        for i, row in rows.items():
+            sw = sim.ib_nodes[i]
+            explicit = [(lid, int(p)) for lid, p in enumerate(tables.lft[row].tolist()) if p != NO_PORT]
+            if tables.default_port[row] < 0:
+                assert sw.rft is None or i not in sm.rft_installed
+                continue
+            blocks = [tuple(explicit[j:j + 16]) for j in range(0, len(explicit), 16)]
+            assert sw.rft["default"] == tables.default_port[row] == expect.default_port[row]
+            assert [sw.rft["blocks"][b] for b in range(len(blocks))] == blocks
+            old = before.get(i)
+            changed = sum(1 for b, blk in enumerate(blocks) if old is None or b >= len(old[2]) or old[2][b] != blk)
+            assert sm.rft_blocks_sent[i] >= changed
+            sent += sm.rft_blocks_sent[i]
+            # every LID a host or switch owns goes where the static computation on the reduced fabric says
+            owned = np.flatnonzero(tables.fabric.lid_owner >= 0)
+            lft = np.frombuffer(sw.lft_ports, dtype=np.uint8)
+            assert (lft[owned] == full[row][owned]).all()
+        assert a["rft_blocks"] == sent > 0 and a["rft_blocks"] < len(before) * 2
+        assert _route_ok(sim) == [] and s["conservation_ok"]
+
     def test_a_deadlock_in_the_transient_is_reported_with_the_timeline(self):
         from ibfabric.components.sm.report import timeline_lines
         from ibfabric.errors import DeadlockError
