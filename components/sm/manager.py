@@ -369,8 +369,8 @@ class DynamicSM:
         rec = self.rec = {"trigger": trigger, "change_ns": change, "detected_ns": detected, "started_ns": now,
                           "explored_ns": None,
                           "computed_ns": None, "distributed_ns": None, "active_ns": None, "engine": self.engine,
-                          "nodes": 0, "links": 0, "unreachable": 0, "lft_blocks": 0, "rft_blocks": 0, "switch_infos": 0, "lid_sets": 0,
-                          "port_sets": 0, "smps": 0, "phase2": None, "discarded_until_active": None,
+                          "nodes": 0, "links": 0, "unreachable": 0, "lft_blocks": 0, "rft_blocks": 0,
+                          "switch_infos": 0, "lid_sets": 0, "port_sets": 0, "smps": 0, "phase2": None, "discarded_until_active": None,
                           "discarded": None}
         rec["_drops0"] = drops0
         rec["_smps0"] = self.smps_sent
