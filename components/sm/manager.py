@@ -637,19 +637,27 @@ class DynamicSM:
         pass  # the SM's copy already holds the block (OpenSM, too, resends what differs at the next sweep)
 
     def _activate(self, then) -> None:
-        self.on_idle = then
+        """Ports left in Init go to Armed, then, once every one is Armed, to Active (two passes, as
+        IBA's state machine and OpenSM do): switch ports first, channel adapters last in each."""
         in_links = set()
         for key, (i, port) in self.found_links.items():
             a, pa, b, pb = key
             in_links.update(((a, pa), (b, pb)))
-        self.activated = []
+        todo = []
         # switch ports first, channel adapters last: a host's traffic starts once its paths are Active
         for i, f in sorted(self.found.items(), key=lambda kv: (not self.nodes[kv[0]].is_switch, kv[0])):
             for port, info in sorted(f["ports"].items()):
                 if port and (i, port) in in_links and info["state"] in (INIT, ARMED):
-                    self.activated.append((i, port))
-                    self.rec["port_sets"] += 1
-                    self.request(f["path"], SET, PORT_INFO, port, {"state": int(ACTIVE)})
+                    todo.append((i, port, f["path"], info["state"]))
+        self.activated = [(i, port) for i, port, _, _ in todo]
+        arm = [t for t in todo if t[3] == INIT]
+        self._set_states(arm, ARMED, lambda: self._set_states(todo, ACTIVE, then))
+
+    def _set_states(self, todo: list, state: PortState, then) -> None:
+        self.on_idle = then
+        for i, port, path, _ in todo:
+            self.rec["port_sets"] += 1
+            self.request(path, SET, PORT_INFO, port, {"state": int(state)})
         if not self.pending and not self.outstanding:
             self.on_idle = None
             then()

@@ -101,9 +101,11 @@ class TestDistribution:
 
     def test_traffic_waits_for_active_ports_then_flows(self):
         sim = _load(str(TOPO / "bermudez2006_fig1.ned"), {"**.traffic": "uniform", "**.load": "0.1"}, seed=2)
-        s = sim.run("600us")
+        s = sim.run("1ms")
         a = s["assimilations"][0]
         assert a["status"] == "done"
+        # every link port set Armed, then Active (two passes): 32 link ports on Fig. 1's subnet
+        assert a["port_sets"] == 2 * sum(1 for n in sim.ib_nodes for tx in n.tx.values())
         first = float(sim.stats.arrays()["injected_at"].min())
         assert first >= a["detected_ns"] and s["packets_delivered"] > 50 and s["conservation_ok"]
 
