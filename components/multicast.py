@@ -209,7 +209,8 @@ class McastTx:
     def _arbitrated(self, now: float):
         """Send the packet the VL arbiter picks among the unicast candidates and the multicast
         copies the engine offers (``engine.offers``: ``{vl: offer}``, the first copy that may go on
-        each VL); a VL with both sends its multicast copy first."""
+        each VL); a VL with both sends its multicast copy first.  (The unicast half repeats the loop
+        of ``SwitchTx.try_send``, which keeps it inline because it is the per-packet path.)"""
         offers, nxt = self.engine.offers(self, now)
         ready = self.ready
         chosen = self.chosen
