@@ -21,11 +21,14 @@ naming the plugin; the built-in arbiters are called directly.
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import attrs
+import numpy as np
 
 from ibfabric.errors import ConfigError, IbfabricError, PluginError
+from ibfabric.kernel import module_rng
 from ibfabric.plugins.manager import hookimpl
 from ibfabric.plugins.registry import one_line
 
@@ -42,6 +45,16 @@ class ArbiterConfig:
     ``high`` and ``low`` are the VLArbitrationTable entries ``(vl, weight)``
     (weights in 64-byte units); ``limit_high`` is LimitOfHighPriority.
     When both tables are empty, ``low`` holds every data VL at weight 64.
+    ``port`` is the port's path (``net.sw3.port[2]``) and ``seed`` the run's
+    seed.
+
+    :attr:`rng` is the port's own ``numpy.random.Generator``, for an arbiter
+    that draws (a lottery, a random tie-break): derived from ``seed`` and
+    ``port`` as every module's generator is (:func:`ibfabric.kernel.module_rng`
+    of ``"<port>:arbiter"``), so two ports draw independent streams and a run
+    with the same seed draws the same ones.  It is made on first use: the
+    built-in arbiters draw nothing and never create it, so it changes no
+    result of theirs.
     """
 
     num_vls: int
@@ -49,6 +62,12 @@ class ArbiterConfig:
     low: tuple[tuple[int, int], ...] = ()
     limit_high: int = 0
     port: str = ""
+    seed: int = 0
+
+    @functools.cached_property
+    def rng(self) -> np.random.Generator:
+        """The port's generator (made on first access, then the same object)."""
+        return module_rng(self.seed, f"{self.port}:arbiter")
 
 
 class IBAVLArbiter:
@@ -232,7 +251,7 @@ def arbiter_for(node, port: int, nvl: int):
         low = tuple((vl, 64) for vl in range(nvl))
     limit = node.int_param("vlArbHighLimit", 0, 255)
     reg = node.sim.plugins.vl_arbiters.get(str(p["arbiter"]))
-    cfg = ArbiterConfig(num_vls=nvl, high=high, low=low, limit_high=limit, port=where)
+    cfg = ArbiterConfig(num_vls=nvl, high=high, low=low, limit_high=limit, port=where, seed=node.sim.seed)
     arb = reg.create(cfg, where=where)
     if not reg.builtin:
         arb = CheckedArbiter(arb, reg, where)

@@ -96,7 +96,9 @@ def ibfabric_register_vl_arbiters(register: Callable[..., None]) -> None:
 
     :param register: ``register(name, factory, description='')``.
         ``factory(config)`` receives an
-        :class:`ibfabric.plugins.arbiters.ArbiterConfig` for one port and
+        :class:`ibfabric.plugins.arbiters.ArbiterConfig` for one port (its
+        VLArbitrationTables, its path and, as ``config.rng``, the port's own
+        ``numpy.random.Generator`` derived from the run's seed) and
         returns an object with a method ``select(ready) -> int``: ``ready``
         is a list indexed by data VL holding the packet that VL would send
         now (None if it has none it may send); ``select`` returns the chosen
@@ -161,7 +163,9 @@ def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
         ``factory(num_hosts, options, rng)`` receives the number of traffic
         endpoints, a dict of string options (the HCAs' ``trafficOptions``)
         and the pattern's own ``numpy.random.Generator``, and returns a
-        :class:`ibfabric.plugins.traffic.TrafficPattern`.
+        :class:`ibfabric.plugins.traffic.TrafficPattern` (the options it
+        takes in ``option_names``; the built-in patterns and their options
+        are described in ``docs/traffic.md``).
     :returns: None.
     """
 

@@ -5,6 +5,7 @@ returns the elaborated network; the format is detected by content, so a
 ``.ned`` file and an ibnetdiscover dump are passed the same way::
 
     net = load_network("cluster.topo")        # ibnetdiscover output
+    net = load_network("cluster.topo", names="lid")   # its nodes named sw_lid1, ca_lid8...
     net = load_network("topologies/irregular16.ned")
     fabric = load_fabric("cluster.topo")      # the routing view (FabricGraph)
 
@@ -64,7 +65,7 @@ def _resolve(source) -> tuple[Path | None, str | None]:
     return None, str(source)
 
 
-def _load(source, *, network=None, library=None, overrides=None, limits=None):
+def _load(source, *, network=None, library=None, overrides=None, limits=None, names=None):
     """``(network, fabric)``: the elaborated network and its checked FabricGraph (None without IB nodes)."""
     from ibfabric.ned_like import elaborate
 
@@ -76,8 +77,12 @@ def _load(source, *, network=None, library=None, overrides=None, limits=None):
         text = read_text(path)
         filename = str(source)
     kind = detect_format(text, filename if path is not None else None)
+    if names is not None and kind != "ibnetdiscover":
+        raise ConfigError(f"{filename}: choosing node names (names={names!r}) applies to ibnetdiscover dumps;"
+                          " a NED file names its own submodules")
     if kind == "ibnetdiscover":
-        net = _from_dump(text, filename, network=network, library=library, overrides=overrides, limits=limits)
+        net = _from_dump(text, filename, names=names or "desc", network=network, library=library,
+                         overrides=overrides, limits=limits)
     elif path is not None:
         net = elaborate(path, network=network, library=library, overrides=overrides, limits=limits)
     else:
@@ -85,14 +90,14 @@ def _load(source, *, network=None, library=None, overrides=None, limits=None):
     return net, check_network(net)
 
 
-def _from_dump(text: str, filename: str, **kw):
+def _from_dump(text: str, filename: str, names: str = "desc", **kw):
     """Elaborate an ibnetdiscover dump; every location (of modules, connections and errors) is the dump's."""
     from ibfabric.ned_like import NedError, elaborate
     from ibfabric.ned_like.model import ElaboratedNetwork, Location
 
     from .ibnetdiscover import ned_with_lines
 
-    ned, lines = ned_with_lines(text, filename)
+    ned, lines = ned_with_lines(text, filename, names=names)
 
     def move(loc):
         if loc is None or loc.file != filename or loc.line not in lines:
@@ -136,14 +141,18 @@ def check_network(net):
     return FabricGraph.from_network(net)
 
 
-def load_network(source, *, network: str | None = None, library=None, overrides=None, limits=None):
+def load_network(source, *, network: str | None = None, library=None, overrides=None, limits=None,
+                 names: str | None = None):
     """Elaborate a topology (path, NED text or ibnetdiscover text) into an ElaboratedNetwork.
 
     A ``.ned`` file is elaborated in place, so the other ``.ned`` files of
     its directory provide the types it imports.  The subnet is checked
     (:func:`check_network`) before the network is returned.  *limits* are
     the :class:`~ibfabric.ned_like.Limits` of the elaboration (default: from
-    the ``IBFABRIC_MAX_*`` environment variables).
+    the ``IBFABRIC_MAX_*`` environment variables).  *names* (``'desc'``,
+    the default, ``'guid'`` or ``'lid'``) names the nodes of an ibnetdiscover
+    dump (:func:`~ibfabric.topologies.ibnetdiscover.node_names`); it is an
+    error for a NED topology.
 
     Raises
     ------
@@ -155,7 +164,7 @@ def load_network(source, *, network: str | None = None, library=None, overrides=
         ``file:line:col``) and invalid subnets (duplicate LIDs or GUIDs,
         LIDs outside 1..0xBFFF, nodes cabled to themselves...).
     """
-    return _load(source, network=network, library=library, overrides=overrides, limits=limits)[0]
+    return _load(source, network=network, library=library, overrides=overrides, limits=limits, names=names)[0]
 
 
 def load_fabric(source, **kw):

@@ -7,8 +7,18 @@ cable, and a ``SubnetManager``)::
 
     text = ibnetdiscover_to_ned(open("cluster.topo").read(), "cluster.topo")
 
-Module names come from the node descriptions (``"stage114 mlx4_0"`` becomes
-``stage114_mlx4_0``), made unique with the GUID where two nodes share one.
+Submodule names come from the node descriptions, by default: the part an
+administrator calls the node by (``"stage114 mlx4_0"`` becomes
+``stage114_mlx4_0``, ``"MF0;ib5:SX6036/U1"`` ``ib5_SX6036``,
+``"MT25408 ConnectX Mellanox Technologies"`` ``ConnectX``), and where
+several nodes share one, each of them gets a short GUID suffix
+(``ConnectX_49cd``, ``ConnectX_49ce``).  ``names="guid"`` or
+``names="lid"`` names them ``sw_<guid>``/``ca_<guid>`` or
+``sw_lid<lid>``/``ca_lid<lid>`` instead
+(:func:`node_names`; ``ibfabric topo show|convert --names``).  The full
+description and the GUID are always kept, as the ``nodeDesc`` and ``guid``
+parameters.  ``docs/ibnetdiscover.md`` is the user's guide.
+
 Routers (``Rt`` nodes) are imported as channel adapters (``HCA``): ibfabric
 models no routers, and a router is an end of the subnet, as an adapter is.
 A port line without a link speed (``4xQDR``) is taken as 4x QDR.
@@ -30,18 +40,21 @@ import attrs
 
 from ibfabric.components import validate
 from ibfabric.components.rates import LANE_SIGNALLING, WIDTHS
-from ibfabric.errors import TopologyError
+from ibfabric.errors import ConfigError, TopologyError
 
 __all__ = [
     "IBNetNode",
     "IBNetLink",
     "DUMP_SUFFIXES",
+    "NAMINGS",
     "looks_like_ibnetdiscover",
     "not_a_dump",
     "parse_ibnetdiscover",
     "dump_fabric",
     "ibnetdiscover_to_ned",
     "ned_with_lines",
+    "node_names",
+    "readable",
 ]
 
 #: File name endings that say "this is an ibnetdiscover dump" (the content must then agree).
@@ -293,7 +306,28 @@ def dump_fabric(nodes: list[IBNetNode], links: list[IBNetLink], filename: str = 
     return FabricGraph(specs, cables)
 
 
+#: How :func:`ned_with_lines` names the submodules: by node description, by GUID or by LID.
+NAMINGS = ("desc", "guid", "lid")
+
+# words of the NED language a submodule name must not be (the connections would not parse)
+_KEYWORDS = frozenset(
+    "allowunconnected bool channel channelinterface connections const default double exists extends false for "
+    "gates if import index inf inout input int like module moduleinterface nan network nullptr output package "
+    "parameters parent property simple sizeof string submodules this true typename types undefined volatile xml "
+    "xmldoc sm".split()
+)
+# vendor boilerplate of node descriptions: the vendor's name and Mellanox part numbers (MT25408, MT4099...)
+_VENDOR = re.compile(r"\b(?:Mellanox Technologies|Mellanox|Voltaire|QLogic Corporation|QLogic|Intel Corporation)\b")
+_PART = re.compile(r"\bMT\d{4,5}\b")
+# a managed switch's description: "MF0;<host>:<model>/U1"
+_MANAGED = re.compile(r"^MF\d+;([^:;]+):([^/;]+)(?:/U\d+)?$")
+# a fully qualified host name as the first word: "node042.cluster.example.org HCA-1"
+_FQDN = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)\.[A-Za-z][A-Za-z0-9.-]*(?=\s|$)")
+_PREFIX = {"Switch": "sw", "Ca": "ca", "Rt": "rt"}
+
+
 def _ident(desc: str, fallback: str) -> str:
+    """*desc* as a NED identifier (runs of other characters become ``_``), or *fallback* if nothing is left."""
     name = re.sub(r"[^A-Za-z0-9_]+", "_", desc).strip("_")
     if not name:
         name = fallback
@@ -302,33 +336,127 @@ def _ident(desc: str, fallback: str) -> str:
     return name
 
 
-def ibnetdiscover_to_ned(text: str, filename: str = "<ibnetdiscover>", network: str | None = None) -> str:
-    """NED-like text for an ibnetdiscover dump (see the module docstring); TopologyError at the dump's place."""
-    return ned_with_lines(text, filename, network)[0]
+def readable(desc: str) -> str:
+    """The part of a node description a cluster administrator calls the node by, as a NED identifier ('' if none).
+
+    The host name and device of an adapter (``"node042 HCA-1"`` becomes
+    ``node042_HCA_1``, ``"stage114 mlx4_0"`` ``stage114_mlx4_0``, a fully
+    qualified host name is cut to its first label), the host name and model
+    of a managed switch (``"MF0;ib5:SX6036/U1"`` becomes ``ib5_SX6036``),
+    and the product name of the vendor's default descriptions without the
+    vendor and part number (``"MT25408 ConnectX Mellanox Technologies"``
+    becomes ``ConnectX``, ``"Infiniscale-IV Mellanox Technologies"``
+    ``Infiniscale_IV``).  A description that is nothing but boilerplate is
+    kept whole.
+
+    >>> readable("MT25408 ConnectX Mellanox Technologies"), readable("MF0;ib5:SX6036/U1")
+    ('ConnectX', 'ib5_SX6036')
+    >>> readable("node042.cluster.example.org HCA-1")
+    'node042_HCA_1'
+    """
+    text = desc.strip()
+    m = _MANAGED.match(text)
+    if m:
+        text = f"{m.group(1)} {m.group(2)}"
+    text = _FQDN.sub(r"\1", text)
+    short = _PART.sub(" ", _VENDOR.sub(" ", text))
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", short).strip("_")
+    if not name:
+        name = re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_")
+    if name and not (name[0].isalpha() or name[0] == "_"):
+        name = "n_" + name
+    if name in _KEYWORDS:
+        name += "_node"
+    return name
 
 
-def ned_with_lines(text: str, filename: str = "<ibnetdiscover>", network: str | None = None) -> tuple[str, dict[int, tuple[int, int]]]:
+def node_names(nodes: list[IBNetNode], names: str = "desc") -> dict[str, str]:
+    """Submodule names of a dump's nodes (``{ident: name}``): unique NED identifiers.
+
+    Parameters
+    ----------
+    nodes : list of IBNetNode
+    names : {'desc', 'guid', 'lid'}
+        ``desc`` (default): the readable part of the node description
+        (:func:`readable`); where several nodes share it, *every* one of them
+        (the first too) gets ``_`` and the last hex digits of its GUID, as
+        few as tell them apart (4, 6, 8... up to all 16), leaving out
+        ``0000`` groups that end all their GUIDs: ``0002c90300001dd0`` and
+        ``001e0bffff4cafc0`` give ``ConnectX_1dd0`` and ``ConnectX_afc0``,
+        ``003048c749cd0000`` and ``003048c749ce0000`` give ``ConnectX_49cd``
+        and ``ConnectX_49ce``.  A node without a description is named as
+        with ``guid``.
+        ``guid``: ``sw_``, ``ca_`` or ``rt_`` (switch, channel adapter,
+        router) and the 16 hex digits of the node GUID, as ibnetdiscover
+        prints it: ``sw_f4521403001165a0``.
+        ``lid``: the kind and the LID, ``sw_lid128``, ``ca_lid105`` (a
+        channel adapter's LID is that of its first connected port); a node
+        the dump gives no LID is named by GUID.
+
+    Raises
+    ------
+    ConfigError
+        For another *names*, listing the valid ones.
+    """
+    if names not in NAMINGS:
+        raise ConfigError(f"'names' must be one of {', '.join(NAMINGS)} (got {names!r})")
+
+    def by_guid(n: IBNetNode) -> str:
+        return f"{_PREFIX.get(n.kind, 'ca')}_{n.guid}"
+
+    if names == "guid":
+        return {n.ident: by_guid(n) for n in nodes}
+    if names == "lid":
+        return {n.ident: f"{_PREFIX.get(n.kind, 'ca')}_lid{n.lid}" if n.lid else by_guid(n) for n in nodes}
+    base = {n.ident: readable(n.desc) or by_guid(n) for n in nodes}
+    groups: dict[str, list[IBNetNode]] = {}
+    for n in nodes:
+        groups.setdefault(base[n.ident], []).append(n)
+    out = {n.ident: base[n.ident] for n in nodes if len(groups[base[n.ident]]) == 1}
+    taken = set(out.values())
+    for b, members in groups.items():
+        if len(members) == 1:
+            continue
+        guids = [n.guid.zfill(16) for n in members]
+        while all(g.endswith("0000") and len(g) > 4 for g in guids):  # 003048c749cd0000: the tail says nothing
+            guids = [g[:-4] for g in guids]
+        for k in (4, 6, 8, 10, 12, 14, 16):
+            cand = [f"{b}_{g[-k:]}" for g in guids]
+            if len(set(cand)) == len(cand) and not taken.intersection(cand):
+                break
+        for n, c in zip(members, cand):
+            name, i = c, 2
+            while name in taken:  # only when another description reads like this one with its suffix
+                name, i = f"{c}_{i}", i + 1
+            out[n.ident] = name
+            taken.add(name)
+    return {n.ident: out[n.ident] for n in nodes}  # in the dump's order
+
+
+def ibnetdiscover_to_ned(text: str, filename: str = "<ibnetdiscover>", network: str | None = None,
+                         names: str = "desc") -> str:
+    """NED-like text for an ibnetdiscover dump (see the module docstring); TopologyError at the dump's place.
+
+    *names* chooses the submodule names (:func:`node_names`): ``desc``, ``guid`` or ``lid``.
+    """
+    return ned_with_lines(text, filename, network, names)[0]
+
+
+def ned_with_lines(text: str, filename: str = "<ibnetdiscover>", network: str | None = None,
+                   names: str = "desc") -> tuple[str, dict[int, tuple[int, int]]]:
     """``(ned text, {ned line: (dump line, dump column)})``: the dump as NED, and where each
     submodule and connection line of the NED text comes from in the dump.
 
     The dump is parsed and checked (:func:`dump_fabric`) first, so the NED
-    text describes a valid subnet.
+    text describes a valid subnet.  *names* chooses the submodule names
+    (:func:`node_names`); every node keeps its GUID and full description as
+    the ``guid`` and ``nodeDesc`` parameters whatever its name.
     """
+    if names not in NAMINGS:  # before reading the dump: a bad option is the caller's mistake
+        node_names([], names)
     nodes, links, initiator = parse_ibnetdiscover(text, filename)
     dump_fabric(nodes, links, filename)
-    names: dict[str, str] = {}
-    used: set[str] = {"sm"}
-    for n in nodes:
-        base = _ident(n.desc, ("sw_" if n.kind == "Switch" else "ca_") + n.guid)
-        name = base
-        if name in used:
-            name = f"{base}_{n.guid}"
-        k = 2
-        while name in used:
-            name = f"{base}_{n.guid}_{k}"
-            k += 1
-        used.add(name)
-        names[n.ident] = name
+    name_of = node_names(nodes, names)
     net = network or _ident(Path(filename).stem if filename and not filename.startswith("<") else "fabric", "fabric")
     out = [
         f"// Imported by ibfabric from ibnetdiscover output {Path(filename).name}.",
@@ -351,15 +479,15 @@ def ned_with_lines(text: str, filename: str = "<ibnetdiscover>", network: str | 
         params.append(f'guid = "{n.guid}";')
         desc = n.desc.replace("\\", "\\\\").replace('"', '\\"')
         params.append(f'nodeDesc = "{desc}";')
-        out.append(f"        {names[n.ident]}: {typ} {{ {' '.join(params)} }}")
+        out.append(f"        {name_of[n.ident]}: {typ} {{ {' '.join(params)} }}")
         lines[len(out)] = (n.line, n.col)
-    sm_node = f' node = "{names[initiator]}";' if initiator else ""
+    sm_node = f' node = "{name_of[initiator]}";' if initiator else ""
     out.append(f"        sm: SubnetManager {{{sm_node} }}")
     out.append("    connections:")
     for ln in links:
         out.append(
-            f'        {names[ln.a]}.port[{ln.port_a}] <--> Link {{ width = "{ln.width}"; speed = "{ln.speed}"; }}'
-            f" <--> {names[ln.b]}.port[{ln.port_b}];"
+            f'        {name_of[ln.a]}.port[{ln.port_a}] <--> Link {{ width = "{ln.width}"; speed = "{ln.speed}"; }}'
+            f" <--> {name_of[ln.b]}.port[{ln.port_b}];"
         )
         lines[len(out)] = (ln.line, ln.col)
     out.append("}")

@@ -2,9 +2,14 @@
 
 import pytest
 
+from ibfabric import hookimpl
 from ibfabric.components.packet import Packet
 from ibfabric.errors import ConfigError
+from ibfabric.kernel import module_rng
 from ibfabric.plugins.arbiters import ArbiterConfig, IBAVLArbiter, RoundRobinArbiter
+from ibfabric.simulation import Simulation
+
+from ..components.conftest import STAR
 
 
 def pkt(size):
@@ -102,3 +107,69 @@ class TestRoundRobin:
         assert arb.select([pkt(64)] * 4) == 0
         assert arb.select([None, None, None, pkt(64)]) == 3
         assert arb.select([pkt(64)] * 4) == 0
+
+
+class Lottery:
+    """A third-party arbiter that draws: a ready VL at random, from the port's own generator."""
+
+    made: list = []  # (port, arbiter) of every instance, for the tests
+
+    def __init__(self, config):
+        self.rng = config.rng
+        self.draws = []
+        Lottery.made.append((config.port, self))
+
+    def select(self, ready):
+        vls = [vl for vl, p in enumerate(ready) if p is not None]
+        vl = vls[int(self.rng.integers(len(vls)))]
+        self.draws.append(vl)
+        return vl
+
+
+class lottery_plugin:
+    @staticmethod
+    @hookimpl
+    def ibfabric_register_vl_arbiters(register):
+        register("lottery", Lottery, description="a ready VL at random")
+
+
+class TestArbiterRng:
+    def test_each_port_has_its_own_reproducible_generator(self):
+        a = ArbiterConfig(2, port="net.sw.port[1]", seed=7)
+        b = ArbiterConfig(2, port="net.sw.port[2]", seed=7)
+        assert a.rng is a.rng  # one generator per port, not a fresh one per access
+        assert list(a.rng.random(4)) != list(b.rng.random(4))
+        again = ArbiterConfig(2, port="net.sw.port[1]", seed=7).rng.random(8)
+        assert list(again) == list(ArbiterConfig(2, port="net.sw.port[1]", seed=7).rng.random(8))
+        assert list(again) != list(ArbiterConfig(2, port="net.sw.port[1]", seed=8).rng.random(8))
+        # the generator of module_rng's (seed, path) scheme, as every module's
+        assert list(again) == list(module_rng(7, "net.sw.port[1]:arbiter").random(8))
+
+    @pytest.mark.parametrize("arbiter", ["iba-vlarb", "round-robin"])
+    def test_builtin_arbiters_never_create_it(self, arbiter, monkeypatch):
+        # the generator is made on first use: built-in arbiters draw nothing, so they change no result
+        def no_rng(seed, path):
+            raise AssertionError(f"built-in arbiter made a generator for {path}")
+
+        monkeypatch.setattr("ibfabric.plugins.arbiters.module_rng", no_rng)
+        sim = Simulation(STAR, overrides={"**.arbiter": arbiter, "**.numVLs": "2", "**.sl": "0..1",
+                                          "**.traffic": "uniform", "**.load": "0.9"}, seed=1)
+        assert sim.run("20us")["packets_delivered"] > 0
+
+    def test_third_party_arbiter_draws_from_it(self):
+        def run(seed):
+            Lottery.made.clear()
+            sim = Simulation(STAR, overrides={"**.arbiter": "lottery", "**.numVLs": "2", "**.sl": "0..1",
+                                              "**.traffic": "uniform", "**.load": "0.9"},
+                             plugins=[lottery_plugin], seed=seed)
+            s = sim.run("30us")
+            assert s["conservation_ok"] and s["packets_delivered"] > 0
+            return {port: arb.draws for port, arb in Lottery.made}
+
+        first = run(1)
+        assert len(first) >= 8 and sum(len(d) for d in first.values()) > 100
+        assert run(1) == first  # same seed, same draws on every port
+        assert run(2) != first
+        busy = sorted((p for p in first if len(first[p]) >= 20), key=lambda p: -len(first[p]))
+        # two ports draw different sequences (independent generators)
+        assert first[busy[0]][:20] != first[busy[1]][:20]

@@ -9,10 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ibfabric.components.fabric import FabricGraph
-from ibfabric.errors import TopologyError
+from ibfabric.cli import main
+from ibfabric.errors import ConfigError, TopologyError
 from ibfabric.ned_like import write_ned, elaborate
-from ibfabric.topologies import detect_format, load_network
-from ibfabric.topologies.ibnetdiscover import ibnetdiscover_to_ned, parse_ibnetdiscover
+from ibfabric.topologies import detect_format, load_fabric, load_network
+from ibfabric.topologies.ibnetdiscover import (IBNetNode, ibnetdiscover_to_ned, node_names, parse_ibnetdiscover,
+                                               readable)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ibnetdiscover"  # copies of ../shared/data (see SOURCES.md)
 CLUSTER = DATA / "cluster2014_8sw_144hca.ibnetdiscover"
@@ -40,7 +42,7 @@ class TestRealDumps:
         assert g.lids_complete
         speeds = sorted((ln.width + ln.speed) for ln in g.links)
         assert speeds.count("4xFDR10") == 47 and speeds.count("4xQDR") == 145
-        ib5 = g.index("cluster2014_8sw_144hca.MF0_ib5_SX6036_U1")
+        ib5 = g.index("cluster2014_8sw_144hca.ib5_SX6036")  # "MF0;ib5:SX6036/U1": host name and model
         assert g.nodes[ib5].desc == "MF0;ib5:SX6036/U1"
         assert g.lid_of(ib5) == 128
         stage114 = g.index("cluster2014_8sw_144hca.stage114_mlx4_0")
@@ -66,6 +68,87 @@ class TestRealDumps:
         assert s["packets_delivered"] > 10 and s["conservation_ok"]
         # the dump's LIDs are kept by the subnet manager
         assert sim.module("node1").lid == 8
+
+
+CONNECTX = "MT25408 ConnectX Mellanox Technologies"
+
+
+def names_of(fabric):
+    """{short name: node} of a FabricGraph, without the network's prefix."""
+    return {n.name.rsplit(".", 1)[-1]: n for n in fabric.nodes}
+
+
+class TestNames:
+    @pytest.mark.parametrize("desc, name", [
+        (CONNECTX, "ConnectX"),                         # the vendor's default description of an adapter
+        ("MF0;ib5:SX6036/U1", "ib5_SX6036"),            # a managed switch: host name and model
+        ("node042 HCA-1", "node042_HCA_1"),             # host name and device
+        ("node042.cluster.example.org mlx5_0", "node042_mlx5_0"),
+        ("stage114 mlx4_0", "stage114_mlx4_0"),
+        ("Infiniscale-IV Mellanox Technologies", "Infiniscale_IV"),
+        ("SwitchX -  Mellanox Technologies", "SwitchX"),
+        ("Mellanox Technologies", "Mellanox_Technologies"),  # nothing but boilerplate: kept whole
+        ("42 mlx4_0", "n_42_mlx4_0"),                   # identifiers start with a letter
+        ("for", "for_node"),                            # never a NED keyword (the connections would not parse)
+        ("sm", "sm_node"),                              # the subnet manager's name
+        ("", ""),
+    ])
+    def test_readable_part_of_the_description(self, desc, name):
+        assert readable(desc) == name
+
+    def test_every_duplicate_gets_a_short_guid_suffix_the_first_too(self):
+        text = TWO.read_text().replace('# "node1"', f'# "{CONNECTX}"').replace('# "node2"', f'# "{CONNECTX}"')
+        fabric = load_fabric(text)
+        names = names_of(fabric)
+        assert set(names) == {"ibswitch", "ConnectX_1dd0", "ConnectX_afc0"}
+        # the full description and the GUID stay, as parameters
+        assert names["ConnectX_1dd0"].desc == CONNECTX and names["ConnectX_1dd0"].guid == 0x0002C90300001DD0
+        ned = ibnetdiscover_to_ned(text, "two.topo")
+        assert f'guid = "0002c90300001dd0"; nodeDesc = "{CONNECTX}";' in ned
+
+    def test_suffix_grows_until_the_group_is_told_apart(self):
+        def ca(guid, desc=CONNECTX):
+            return IBNetNode(f"H-{guid}", "Ca", 1, desc, guid)
+
+        # trailing 0000 groups that all share say nothing; then 4 digits tell 49cd from 49ce
+        nodes = [ca("003048c749cd0000"), ca("003048c749ce0000"), ca("0002c90300001dd0", "ib1")]
+        assert list(node_names(nodes).values()) == ["ConnectX_49cd", "ConnectX_49ce", "ib1"]
+        # the same last 4 digits: 6
+        nodes = [ca("00000000001a1dd0"), ca("00000000001b1dd0")]
+        assert list(node_names(nodes).values()) == ["ConnectX_1a1dd0", "ConnectX_1b1dd0"]
+        # a suffixed name never takes another node's name
+        nodes = [ca("0000000000001dd0"), ca("000000000000afc0"), ca("0000000000000001", "ConnectX_1dd0")]
+        names = list(node_names(nodes).values())
+        assert len(set(names)) == 3 and names[2] == "ConnectX_1dd0" and names[0] != "ConnectX_1dd0"
+
+    def test_by_guid_and_by_lid(self):
+        guid = names_of(load_fabric(TWO, names="guid"))
+        assert set(guid) == {"sw_0008f10500200134", "ca_0002c90300001dd0", "ca_001e0bffff4cafc0"}
+        lid = names_of(load_fabric(TWO, names="lid"))
+        assert set(lid) == {"sw_lid1", "ca_lid8", "ca_lid3"}
+        assert lid["ca_lid8"].desc == "node1" and lid["ca_lid8"].guid == 0x0002C90300001DD0
+        # a node the dump gives no LID is named by its GUID
+        nolid = TWO.read_text().replace("# lid 3 lmc 0", "# lmc 0")
+        assert "ca_001e0bffff4cafc0" in names_of(load_fabric(nolid, names="lid"))
+
+    def test_cluster_names_are_unique_identifiers_in_every_naming(self):
+        for naming in ("desc", "guid", "lid"):
+            names = names_of(load_fabric(CLUSTER, names=naming))
+            assert len(names) == 152 and all(n.isidentifier() for n in names)
+
+    def test_bad_naming_and_naming_a_ned_file(self):
+        with pytest.raises(ConfigError, match=r"'names' must be one of desc, guid, lid \(got 'port'\)"):
+            load_network(TWO, names="port")
+        with pytest.raises(ConfigError, match="applies to ibnetdiscover dumps"):
+            load_network("irregular16", names="lid")
+
+    def test_command_line(self, tmp_path, capsys):
+        out = tmp_path / "two.ned"
+        assert main(["topo", "convert", str(TWO), "-o", str(out), "--names", "lid"]) == 0
+        net = load_network(out)
+        assert {m.name for m in net.simple_modules()} == {"sw_lid1", "ca_lid8", "ca_lid3", "sm"}
+        assert main(["topo", "show", str(TWO), "--names", "guid"]) == 0
+        assert "sw_0008f10500200134" in capsys.readouterr().out
 
 
 class TestErrors:

@@ -1,0 +1,175 @@
+"""The reference pages stay complete: every traffic-pattern option and every summary key is documented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import ibfabric
+from ibfabric.measure import TRAFFIC_CLASSES
+from ibfabric.plugins.manager import PluginSet
+from ibfabric.qos_metrics import DELAY_LABELS, JITTER_LABELS
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def documented(page: str) -> set[str]:
+    """Every `code span` of a page."""
+    return set(re.findall(r"`([^`\n]+)`", (DOCS / page).read_text(encoding="utf-8")))
+
+
+# ------------------------------------------------------------------ traffic patterns
+
+
+def sections(page: str) -> dict[str, str]:
+    """``### `name` `` heading -> the text up to the next heading."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    parts = re.split(r"^#{2,3} ", text, flags=re.M)
+    out = {}
+    for part in parts[1:]:
+        head, _, body = part.partition("\n")
+        m = re.fullmatch(r"`([^`]+)`", head.strip())
+        if m:
+            out[m.group(1)] = body
+    return out
+
+
+BUILTIN_PATTERNS = [reg for reg in PluginSet.load().traffic_patterns if reg.builtin]
+
+
+def test_the_built_in_patterns_are_found():
+    assert {reg.name for reg in BUILTIN_PATTERNS} >= {"uniform", "hot-spot", "bit-reversal", "transpose", "shuffle"}
+
+
+@pytest.mark.parametrize("reg", BUILTIN_PATTERNS, ids=lambda r: r.name)
+def test_every_traffic_pattern_and_option_is_documented(reg):
+    pages = sections("traffic.md")
+    assert reg.name in pages, f"docs/traffic.md has no '### `{reg.name}`' section"
+    body = pages[reg.name]
+    options = tuple(getattr(reg.obj, "option_names", ()))
+    for option in options:
+        assert re.search(rf"^\| `{re.escape(option)}` \|[^|]+\|[^|]+\|", body, flags=re.M), (
+            f"option '{option}' of traffic pattern '{reg.name}' has no row (meaning, default) in docs/traffic.md")
+    if not options:
+        assert "Options: none." in body
+
+
+def test_traffic_page_is_linked():
+    assert "docs/traffic.md" in (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    assert "traffic.md" in (DOCS / "plugins.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ summary keys
+
+#: Containers whose keys are data (SLs, group names, reasons, port paths...), and the placeholder
+#: docs/measurements.md writes for them.
+DATA_KEYS = {
+    "by_sl": "<sl>", "by_class": "<class>", "drops_by_reason": "<reason>", "multicast.groups": "<group>",
+    "qos.per_sl": "<sl>", "qos.admission.per_sl": "<sl>", "qos.admission.rejections": "<reason>",
+    "qos.options": "<option>", "subnet_manager.smps_lost_by_reason": "<reason>",
+    "assimilations[].discarded": "<reason>", "assimilations[].discarded_until_active": "<reason>",
+    "qos.utilisation.host_interfaces.ports": "<port>", "qos.utilisation.switch_ports.ports": "<port>",
+}
+
+
+def key_paths(obj, path: str = "", out: set | None = None) -> set[str]:
+    """The documented form of every key of a summary: dotted paths, ``[]`` for list entries, data keys
+    as their placeholder, the keys of latency blocks as ``<latency>.key``, of ``delay_under`` and
+    ``jitter`` as ``<bound>`` and ``<interval>`` (listed once on the page)."""
+    out = set() if out is None else out
+    if isinstance(obj, dict):
+        last = path.rsplit(".", 1)[-1]
+        for k, v in obj.items():
+            if path in DATA_KEYS:
+                p = f"{path}.{DATA_KEYS[path]}"
+            elif last.endswith("latency_ns"):
+                p = f"<latency>.{k}"
+            elif last == "delay_under":
+                p = "delay_under.<bound>"
+                assert k in DELAY_LABELS
+            elif last == "jitter":
+                p = "jitter.<interval>"
+                assert k in JITTER_LABELS
+            else:
+                p = f"{path}.{k}" if path else k
+            out.add(p)
+            key_paths(v, p, out)
+    elif isinstance(obj, list):
+        for v in obj:
+            if isinstance(v, dict):
+                key_paths(v, f"{path}[]", out)
+    return out
+
+
+def plain():
+    return ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.2",
+                                                         "**.routing": "updn"}, warmup="5us").run("30us")
+
+
+def multicast_realtime():
+    sim = ibfabric.load("kim2007_15", overrides={
+        "**.multicastGroups": "g1: 0 5 senders=*; g2: 3 9 11 14 senders=*", "**.realtimeMulticast": "0.5",
+        "**.realtimeLoad": "0.3", "**.outputBufferSize": "0B", "**.traffic": "uniform", "**.load": "0.1",
+        "**.controlInterval": "20us"}, warmup="5us")
+    return sim.run("100us")
+
+
+def scenario():
+    sim = ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.2",
+                                                        "**.routing": "updn"}, warmup="5us")
+    sim.fail_link("sw3", "sw8", at="10us")
+    return sim.run("30us")
+
+
+def dynamic_sm():
+    sim = ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.1",
+                                                        "**.routing": "hybrid", "**.sm.dynamic": "true"},
+                        warmup="5us")
+    sim.fail_link("sw2", "sw6", at="20us")
+    return sim.run("1500us")  # long enough for both phases of the hybrid assimilation
+
+
+def qos():
+    from ibfabric.components.cbr import QosNetwork
+
+    sim = ibfabric.load("irregular16", seed=1, warmup="20us",
+                        overrides={"**.numVLs": "10", "**.dataRate": "2.5Gbps", "**.mtu": "256B"})
+    q = QosNetwork(sim, policy="alfaro2001")
+    q.establish(40, packet_size=256, retries=10)
+    q.start_traffic(stop=80e3)
+    return sim.run("100us")
+
+
+@pytest.fixture(scope="module")
+def summaries():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {f.__name__: f() for f in (plain, multicast_realtime, scenario, dynamic_sm, qos)}
+
+
+def test_the_representative_runs_have_their_sections(summaries):
+    assert {"multicast", "realtime"} <= set(summaries["multicast_realtime"])
+    assert summaries["scenario"]["scenario"]
+    assert summaries["dynamic_sm"]["assimilations"][0]["phase2"] is not None
+    assert summaries["qos"]["qos"]["per_sl"]
+
+
+@pytest.mark.parametrize("run", ["plain", "multicast_realtime", "scenario", "dynamic_sm", "qos"])
+def test_every_summary_key_is_documented(summaries, run):
+    page = documented("measurements.md")
+    missing = sorted(p for p in key_paths(summaries[run]) if p not in page)
+    assert not missing, f"docs/measurements.md does not document {missing}"
+
+
+def test_placeholder_values_are_listed():
+    page = (DOCS / "measurements.md").read_text(encoding="utf-8")
+    for name in (*TRAFFIC_CLASSES, *DELAY_LABELS, *JITTER_LABELS):
+        assert f"`{name}`" in page
+
+
+def test_measurements_page_is_linked():
+    assert "docs/measurements.md" in (DOCS.parent / "README.md").read_text(encoding="utf-8")
