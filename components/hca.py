@@ -297,7 +297,7 @@ class TrafficSource:
         #: the DLID of each destination index, a list of ints: the one list every source shares
         #: (:meth:`Simulation.dlids_from <ibfabric.simulation.Simulation.dlids_from>`) unless the
         #: routing picks DLIDs per source.  Never modified here.
-        self.dlids = dlids if isinstance(dlids, list) else [int(x) for x in dlids]
+        self.dlids = dlids
         self.rng = rng
         #: fractions of messages sent adaptively (the DLID's or the SLID's LSB set; Martínez et al. 2003
         #: §4.2, Kim et al. 2007 §3.4) and on a path chosen here (Kim's reliable datagrams)
@@ -766,9 +766,7 @@ class HCA(IBNode):
             return
         dlids = sim.dlids_from(self)
         self.path_sls = sim.path_sls_from(self, dlids)
-        if self.path_sls is None:
-            self.source_sls = self.traffic_sls
-        else:
+        if self.path_sls is not None:  # (else source_sls stays traffic_sls, as _read_params set it)
             if self.traffic_sls != [0]:
                 raise ConfigError(f"{self.path}: the routing engine gives every path its SL (dfsssp, lash):"
                                   f" 'sl' cannot be set too (got {self.params['sl']!r})")

@@ -38,7 +38,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -262,19 +261,12 @@ def load_scenario(path: str | Path) -> list[Event]:
 
 def scenario_from_text(text: str, filename: str = "<scenario>") -> list[Event]:
     """Parse the text of a scenario file (see :func:`load_scenario`)."""
-    from ibfabric.tomlpos import Locator, toml_error
+    from ibfabric.tomlpos import load_only
 
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(exc, text, filename) from None
-    loc = Locator(text, filename)
-    for key in data:
-        if key != "events":
-            raise ConfigError(f"{loc.at((key,))}: unknown key '{key}': a scenario file holds [[events]] entries only")
-    if "events" not in data:
+    events, loc = load_only(text, filename, "events", "scenario", "[[events]] entries")
+    if events is None:
         raise ConfigError(f"{filename}:1:1: no [[events]] entries")
-    return parse_events(data["events"], filename, loc.lines)
+    return parse_events(events, filename, loc.lines)
 
 
 # ------------------------------------------------------------------ the API

@@ -122,6 +122,21 @@ class Locator:
         return line, m.start() + 1, m.end() + 1
 
 
+def load_only(text: str, filename: str, key: str, kind: str, what: str) -> tuple[object, "Locator"]:
+    """Parse *text*, a *kind* file (``"scenario"``, ``"config"``) that may hold the top-level *key*
+    and nothing else: ``(data[key] or None, its Locator)``.  Syntax errors and other keys are
+    one-line :class:`ConfigError`\\ s (``a scenario file holds [[events]] entries only``)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(exc, text, filename) from None
+    loc = Locator(text, filename)
+    for k in data:
+        if k != key:
+            raise ConfigError(f"{loc.at((k,))}: unknown key '{k}': a {kind} file holds {what} only")
+    return data.get(key), loc
+
+
 def toml_error(exc: tomllib.TOMLDecodeError, text: str, filename: str, error: type[ConfigError] = ConfigError) -> ConfigError:
     """tomllib's syntax error *exc* on *text* as ``error('file:line:col: message')``, on one line.
 

@@ -36,13 +36,12 @@ import difflib
 import fnmatch
 import functools
 import os
-import tomllib
 from pathlib import Path
 
 import attrs
 
 from ibfabric.errors import ConfigError
-from ibfabric.tomlpos import Locator, toml_error
+from ibfabric.tomlpos import Locator, load_only
 
 __all__ = ["Config", "Param", "SHIPPED_DIR", "get", "load_file", "overrides", "shipped"]
 
@@ -198,15 +197,9 @@ def _load_file(path: str, mtime_ns: int, size: int) -> dict[str, Config]:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(exc, text, path) from None
-    loc = Locator(text, path)
-    for key in data:
-        if key != "config":
-            raise ConfigError(f"{loc.at((key,))}: unknown key '{key}': a config file holds [config.NAME] tables only")
-    configs = data.get("config", {})
+    configs, loc = load_only(text, path, "config", "config", "[config.NAME] tables")
+    if configs is None:
+        configs = {}
     if not isinstance(configs, dict):
         raise ConfigError(f"{loc.at(('config',), value=True)}: 'config' must be a table of [config.NAME] tables")
     return {name: _read_config(name, table, loc, path) for name, table in configs.items()}
