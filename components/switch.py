@@ -397,6 +397,16 @@ def cross(buf: InputBuffer, p, now: float) -> float:
     return xend
 
 
+def _declares_groups(sim) -> bool:
+    """Whether a module of *sim* declares multicast groups (``multicastGroups``); looked up once per
+    simulation, not once per switch (that scan is quadratic in the size of the fabric)."""
+    found = sim.__dict__.get("_declares_multicast_groups")
+    if found is None:
+        found = sim._declares_multicast_groups = any(
+            str(m.params["multicastGroups"]).strip() for m in sim.modules_by_path.values() if "multicastGroups" in m.params)
+    return found
+
+
 class Switch(IBNode):
     """An IBA switch module (see the module docstring for its pipeline)."""
 
@@ -429,6 +439,17 @@ class Switch(IBNode):
                         buf.adaptive_cap = buf.capacity - -(-self.escape_buffer // CREDIT_BYTES)
         elif stage == STAGE_WIRE:
             self._build_transmitters()
+
+    def _needs_fifo(self) -> bool:
+        """``inputQueues = "auto"``: whether a mechanism of this switch is defined on one FIFO per input
+        VL (routing options, escape buffers, packet lifetimes, or multicast replicated by the switch in a
+        network that declares groups); the switch gets virtual output queues otherwise."""
+        if self.option_bits or self.escape_buffer or self.lifetimes:
+            return True
+        if not _declares_groups(self.sim):
+            return False
+        reg = self.sim.plugins.replication_engines.get(str(self.params["replication"]))
+        return not getattr(reg.obj, "source_copies", False)  # replicated unicast: the switch copies nothing
 
     def _read_params(self) -> None:
         self.read_common()
@@ -470,8 +491,12 @@ class Switch(IBNode):
         if self.xbar_arbiter == "fifo" and str(p["crossbarWeights"]).strip():
             raise ConfigError(f"{self.path}: 'crossbarWeights' needs crossbarArbiter = \"wrr\"")
         queues = str(p["inputQueues"])
-        if queues not in ("fifo", "voq"):
-            raise ConfigError(f"{self.path}: 'inputQueues' must be \"fifo\" or \"voq\" (got {queues!r})")
+        if queues not in ("auto", "fifo", "voq"):
+            raise ConfigError(f"{self.path}: 'inputQueues' must be \"auto\", \"fifo\" or \"voq\" (got {queues!r})")
+        if queues == "auto":
+            queues = "fifo" if self._needs_fifo() else "voq"
+        #: "fifo" or "voq": what the switch's input VL buffers are (``inputQueues``, "auto" resolved)
+        self.input_queues = queues
         self.voq = queues == "voq"
         if self.voq and (self.option_bits or self.escape_buffer or self.lifetimes):
             what = "packet lifetimes (dropper)" if self.lifetimes else "routing options and escape buffers"

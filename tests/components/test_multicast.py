@@ -97,7 +97,8 @@ class TestInstall:
 
     @pytest.mark.parametrize("engine", SWITCH_ENGINES)
     def test_unicast_runs_the_same_with_groups_declared(self, engine):
-        ov = {"**.traffic": "uniform", "**.load": "0.6", "**.routing": "updn"}
+        # the same switches (groups declared make inputQueues = "auto" choose FIFOs: TestQueues)
+        ov = {"**.traffic": "uniform", "**.load": "0.6", "**.routing": "updn", "**.inputQueues": "fifo"}
         plain = Simulation(TREE, overrides=ov, check=True).run("40us")
         ov.update({"**.multicastGroups": "g: 0 2 4 senders=*", "**.replication": engine})
         with_groups = Simulation(TREE, overrides=ov, check=True).run("40us")

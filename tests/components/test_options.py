@@ -208,8 +208,8 @@ class TestRuns:
 
 class TestErrors:
     @pytest.mark.parametrize("over, message", [
-        ({"**.escapeBufferSize": "4032B"}, r"the adaptive part of the 4096B VL buffer \(64B.*cannot hold a 282B packet"),
-        ({"**.mtu": "4096B"}, r"escape part of the 4096B VL buffer \(2048B, escapeBufferSize 2048B\) cannot hold"),
+        ({"**.escapeBufferSize": "4032B", "**.vlBufferSize": "4096B"}, r"the adaptive part of the 4096B VL buffer \(64B.*cannot hold a 282B packet"),
+        ({"**.mtu": "4096B", "**.vlBufferSize": "4096B"}, r"escape part of the 4096B VL buffer \(2048B, escapeBufferSize 2048B\) cannot hold"),
         ({"**.selectAt": '"later"'}, "'selectAt' must be"),
         ({"**.outputBufferSize": "1024B"}, "need an input-queued switch"),
         ({"**.pathSelector": '"fastest"'}, "fastest"),

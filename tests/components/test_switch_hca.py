@@ -42,7 +42,7 @@ class split_plugin:
 
 def split_run(speedup, out_buffer, **kw):
     sim = Simulation(STAR, overrides={"**.traffic": "split", "**.load": "1.0", "**.crossbarSpeedup": str(speedup),
-                                      "**.mtu": "256B", "**.vlBufferSize": "1024B",
+                                      "**.mtu": "256B", "**.vlBufferSize": "1024B", "**.inputQueues": "fifo",
                                       "**.outputBufferSize": f"{out_buffer}B"},
                      plugins=[split_plugin], seed=1, warmup="20us", **kw)
     sim.run("300us")
@@ -66,7 +66,8 @@ class TestCrossbar:
         def accepted(speedup, out_buffer, check=False):
             sim = Simulation(shipped("irregular16"), overrides={
                 "**.traffic": "uniform", "**.load": "0.6", "**.crossbarSpeedup": str(speedup),
-                "**.outputBufferSize": out_buffer, "**.mtu": "256B", "**.vlBufferSize": "2KiB"},
+                "**.outputBufferSize": out_buffer, "**.mtu": "256B", "**.vlBufferSize": "2KiB",
+                "**.inputQueues": "fifo"},
                 seed=1, warmup="50us", check=check)
             s = sim.run("200us")
             assert s["conservation_ok"]

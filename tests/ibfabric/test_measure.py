@@ -37,10 +37,12 @@ BOTTLENECK = 31 / (8 * 24)
 
 
 def tree(load: float, seed: int = 1) -> Simulation:
-    # output buffers and a crossbar at twice link speed: the uplink, not head-of-line blocking, limits
+    # output buffers and a crossbar at twice link speed: the uplink, not head-of-line blocking in the
+    # switches, limits; FIFO inputs, so that a leaf's input buffer holds a host's packets in order
+    # (with virtual output queues its local packets would pass the ones waiting for the uplink)
     return Simulation(TREE32, overrides={
         "**.traffic": "uniform", "**.load": str(load), "**.mtu": "256B", "**.outputBufferSize": "4KiB",
-        "**.crossbarSpeedup": "2", "**.routing": "minhop"}, seed=seed, warmup="200us")
+        "**.crossbarSpeedup": "2", "**.routing": "minhop", "**.inputQueues": "fifo"}, seed=seed, warmup="200us")
 
 
 class TestAcceptedThroughput:

@@ -36,6 +36,7 @@ repeat = 2
 "**.routing" = "minhop"
 "**.outputBufferSize" = "${{obuf}}"
 "**.crossbarSpeedup" = "2"
+"**.inputQueues" = "fifo"
 
 [iterations]
 load = {loads}

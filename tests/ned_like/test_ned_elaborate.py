@@ -49,8 +49,8 @@ class TestSmallInfinibandNetwork:
         assert sw0.params["numPorts"] == Value(3)
         assert sw0.params["lid"] == Value(1)
         assert sw0.params["routingDelay"] == Value(100.0, "ns")
-        assert sw0.params["vlBufferSize"] == Value(4096, "B") and type(sw0.params["vlBufferSize"].value) is int
-        assert sw0.params["crossbarSpeedup"] == Value(1.0) and type(sw0.params["crossbarSpeedup"].value) is float
+        assert sw0.params["vlBufferSize"] == Value(16384, "B") and type(sw0.params["vlBufferSize"].value) is int
+        assert sw0.params["crossbarSpeedup"] == Value(1.25) and type(sw0.params["crossbarSpeedup"].value) is float
         assert sw0.params["arbiter"] == Value("iba-vlarb")
         declared = TypeLibrary.default().effective(f"{IB}.Switch").params
         assert list(sw0.params) == list(declared)  # every declared parameter, in order
