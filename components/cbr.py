@@ -166,6 +166,7 @@ class MergedSource:
 
     @property
     def next_time(self) -> float:
+        """The earliest ``next_time`` of the merged sources."""
         return min(s.next_time for s in self.sources)
 
     def next_after(self, now: float) -> float:
@@ -178,14 +179,17 @@ class MergedSource:
         return t
 
     def materialize(self, now: float) -> None:
+        """Materialise each source whose next message is due by *now*."""
         for s in self.sources:
             if s.next_time <= now:
                 s.materialize(now)
 
     def pending(self, now: float) -> tuple[int, int]:
+        """The summed :meth:`~ibfabric.components.hca.TrafficSource.pending` of the sources."""
         return pending_of(self.sources, now)
 
     def pending_estimate(self, now: float) -> float:
+        """The summed :meth:`~ibfabric.components.hca.TrafficSource.pending_estimate` of the sources."""
         return sum(s.pending_estimate(now) for s in self.sources)
 
 
@@ -362,6 +366,7 @@ class QosNetwork:
 
     @property
     def connections(self) -> list[Connection]:
+        """The admitted connections, in the order of their keys."""
         return [self.admission.connections[k] for k in sorted(self.admission.connections)]
 
     def summary(self, **kw) -> dict[str, Any]:

@@ -89,6 +89,7 @@ class WrrCrossbar:
             self.xused[vl] = 0
 
     def try_send(self, now: float):
+        """Order the candidates by weighted round robin, then send as the port's own ``try_send``."""
         self.order()
         return super().try_send(now)
 

@@ -199,6 +199,7 @@ class FabricGraph:
         return bool((self.ep_lid > 0).all())
 
     def endpoint_name(self, e: int) -> str:
+        """Endpoint *e* as messages name it: the switch's name, or ``'<CA name> port <port>'``."""
         node = self.nodes[int(self.ep_node[e])]
         return node.name if node.is_switch else f"{node.name} port {int(self.ep_port[e])}"
 
@@ -222,6 +223,13 @@ class FabricGraph:
         return int(hit[0])
 
     def lid_of(self, node: int, port: int | None = None) -> int:
+        """The LID of ``(node, port)`` (0 if it has none yet); *port* as in :meth:`endpoint_of`.
+
+        Raises
+        ------
+        KeyError
+            As :meth:`endpoint_of`.
+        """
         return int(self.ep_lid[self.endpoint_of(node, port)])
 
     def with_lids(self, lmc: int = 0) -> "FabricGraph":
@@ -485,6 +493,9 @@ class FabricGraph:
         raise KeyError(f"no node named '{name}'")
 
     def guid(self, node: int) -> int:
+        """The node GUID of *node*: its declared one, or one derived from its name (Mellanox OUI
+        ``0x0002c9`` and 40 bits hashed from the name), the same on every run.
+        """
         nd = self.nodes[node]
         return nd.guid or _guid_from_name(nd.name)
 

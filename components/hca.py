@@ -106,9 +106,19 @@ class HcaRx:
         return [self.capacity] * self.nvl
 
     def held(self, vl: int) -> int:
+        """Credits held in the receive buffer of *vl*: always 0 (packets are consumed at
+        their tail; the space returns as credits).
+        """
         return 0  # consumed at the tail; space is in flight back as credits
 
     def receive(self, p: Packet, now: float) -> None:
+        """Take in packet *p*, whose head arrives at *now*, at its tail.
+
+        Data packets return their credits; an SMP goes to the HCA's management
+        agent; a packet for one of the HCA's LIDs is delivered, a multicast copy
+        is handed to the multicast layer, anything else is dropped as
+        ``misrouted``.
+        """
         t = p.tail_at
         if p.vl != VL15:
             return_credits(self.upstream, p.vl, t + self.delay, p.credits)
@@ -558,6 +568,9 @@ class SLSource(TrafficSource):
         return packets, nbytes
 
     def pending_estimate(self, now: float) -> float:
+        """The expected number of packets :meth:`pending` would count, in O(1) (as
+        :meth:`TrafficSource.pending_estimate`, at this SL's mean gap).
+        """
         end = min(now, self.sim.traffic_stop)
         if self.next_time > end:
             return 0.0
@@ -607,6 +620,9 @@ class SplitSource:
         return sum(p.messages for p in self.parts)
 
     def materialize(self, now: float) -> None:
+        """Materialise each SL's source whose next message is due by *now*; ``next_time``
+        becomes the earliest of theirs.
+        """
         t = INF
         for p in self.parts:
             if p.next_time <= now:
@@ -616,6 +632,7 @@ class SplitSource:
         self.next_time = t
 
     def next_after(self, now: float) -> float:
+        """The earliest next message, due after *now*, of the SLs' sources."""
         t = INF
         for p in self.parts:
             if now < p.next_time < t:
@@ -623,9 +640,11 @@ class SplitSource:
         return t
 
     def pending(self, now: float) -> tuple[int, int]:
+        """The summed :meth:`TrafficSource.pending` of the SLs' sources."""
         return pending_of(self.parts, now)
 
     def pending_estimate(self, now: float) -> float:
+        """The summed :meth:`TrafficSource.pending_estimate` of the SLs' sources."""
         return sum(p.pending_estimate(now) for p in self.parts)
 
 
@@ -726,6 +745,15 @@ class HCA(IBNode):
         self.traffic_start = 0.0
 
     def sl2vl_table(self, nvl: int) -> list[int]:
+        """The SL-to-VL map of a port with *nvl* data VLs: 16 VLs, one per SL.
+
+        The ``sl2vl`` parameter if it is set, else ``sl % nvl``.
+
+        Raises
+        ------
+        ConfigError
+            If ``sl2vl`` maps an SL to a VL the port does not have.
+        """
         if self.sl2vl is None:
             return [sl % nvl for sl in range(16)]
         bad = [vl for vl in self.sl2vl if vl >= nvl]
@@ -734,10 +762,12 @@ class HCA(IBNode):
         return list(self.sl2vl)
 
     def max_packet(self) -> int:
+        """The largest packet the HCA sends, in bytes: its MTU plus the header size."""
         return self.mtu + self.header_size
 
     @property
     def first_port(self) -> int | None:
+        """The lowest connected port number, or None if no port is connected."""
         return min(self.links) if self.links else None
 
     def set_port_lids(self, lids: dict[int, tuple[int, int]]) -> None:

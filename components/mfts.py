@@ -154,6 +154,7 @@ class MulticastTables:
         return index[1].get(mlid)
 
     def copy(self) -> "MulticastTables":
+        """A copy with its own masks, which can change without changing these (fabric and groups shared)."""
         return MulticastTables(self.fabric, self.masks, groups=self.groups, engine=self.engine)
 
 

@@ -78,6 +78,7 @@ class McastRoute:
         return f"<McastRoute 0x{self.mlid:04X} ports {[tx.port for tx, _ in self.outs]}>"
 
     def poke(self, t: float) -> None:
+        """Nothing to do: the replication engine pokes the output ports when the head registers."""
         pass  # the engine pokes the output ports when the head registers
 
 
@@ -163,6 +164,9 @@ class McastTx:
     """
 
     def init_mcast(self, engine) -> None:
+        """Set up the multicast state of the transmitter: its replication *engine*, no heads,
+        no queued copies, no owner.
+        """
         self.engine = engine
         self.mq: list[Head] = []
         self.mfifo: deque = deque()
@@ -170,9 +174,11 @@ class McastTx:
         self.wants = _Wants(self)
 
     def has_work(self) -> bool:
+        """Whether multicast heads or copies want the port, or unicast packets wait."""
         return bool(self.mq) or bool(self.mfifo) or super().has_work()
 
     def after_send(self, end: float) -> float:
+        """Look again at once while multicast heads or copies wait; else as for unicast."""
         if self.mq or self.mfifo:
             return end
         return super().after_send(end)
@@ -183,6 +189,13 @@ class McastTx:
     mprio = True
 
     def try_send(self, now: float):
+        """Send one packet at *now*, multicast or unicast, as the replication engine decides.
+
+        Without multicast work the port sends as for unicast.  VL15 packets go
+        first; then, if multicast has priority (``mprio``), the engine serves a
+        copy, and a port the engine holds for a multicast packet sends no unicast
+        meanwhile.  Returns as :meth:`TxPort.try_send <ibfabric.components.port.TxPort.try_send>`.
+        """
         if not (self.mq or self.mfifo or self.owner is not None):
             return super().try_send(now)
         if self.mcands:
@@ -203,6 +216,7 @@ class McastTx:
         return end
 
     def sendable(self, now: float) -> bool:
+        """Whether the engine could send a copy now, or, if it does not hold the port, a unicast packet could go."""
         can, hold = self.engine.sendable(self, now)
         return can or (not hold and super().sendable(now))
 

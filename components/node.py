@@ -90,6 +90,13 @@ class IBNode(Module):
             self.tx[port] = tx
 
     def int_param(self, name: str, lo: int, hi: int) -> int:
+        """The integer parameter *name*, which must lie in ``lo..hi``.
+
+        Raises
+        ------
+        ConfigError
+            If the value is not an integer (a whole float is taken) or lies outside the range.
+        """
         v = self.params[name]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v or not lo <= v <= hi:
             raise ConfigError(f"{self.path}: '{name}' must be an integer in {lo}..{hi} (got {v!r})")

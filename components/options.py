@@ -122,6 +122,7 @@ class OptionSet:
                         c.remove(buf)
 
     def poke(self, t: float) -> None:
+        """Poke the transmitter of every option: something may be sendable from *t* on."""
         for o in self.options:
             o.tx.poke(t)
 
@@ -192,6 +193,9 @@ class OptionSwitchTx(SwitchTx):
         return end
 
     def try_send(self, now: float):
+        """As :meth:`SwitchTx.try_send <ibfabric.components.port.TxPort.try_send>`, discarding
+        expired heads first when the switch has packet lifetimes (and looking again when the next expires).
+        """
         if not self.node.lifetimes:
             return super().try_send(now)
         due = expire(self, now)

@@ -140,6 +140,13 @@ class BufferedSwitchTx(SwitchTx):
         return gone[2] if gone is not None and gone[1] == vl and gone[0] <= now else 0
 
     def try_send(self, now: float) -> float | None:  # pragma: no cover - step() drives this port
+        """Not used: :meth:`step` drives this port.
+
+        Raises
+        ------
+        NotImplementedError
+            Always.
+        """
         raise NotImplementedError
 
     # ------------------------------------------------------------ crossbar

@@ -82,6 +82,7 @@ class Packet:
 
     @property
     def is_management(self) -> bool:
+        """Whether the packet travels on VL15, the management VL."""
         return self.vl == VL15
 
     def __repr__(self) -> str:

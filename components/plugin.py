@@ -17,6 +17,9 @@ from .switch import Switch
 
 @hookimpl
 def ibfabric_register_module_types(register) -> None:
+    """Register Switch, HCA, SubnetManager, Link, DelayChannel and DatarateChannel
+    as ``ibfabric.components.<name>``.
+    """
     for name, cls in (
         ("Switch", Switch),
         ("HCA", HCA),

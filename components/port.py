@@ -71,6 +71,7 @@ class InputBuffer:
 
     @property
     def name(self) -> str:
+        """The buffer as messages name it: ``<node path>.port[<port>] VL<vl>``."""
         return f"{self.rx.node.path}.port[{self.rx.port}] VL{self.vl}"
 
 
@@ -158,6 +159,7 @@ class RunnerPool:
         self.size = 0
 
     def run(self, port: "TxPort", t: float) -> None:
+        """Run *port*'s step at time *t* with an idle runner, or a new one if none is idle."""
         if self.idle:
             r = self.idle.pop()
         else:
@@ -245,11 +247,17 @@ class TxPort(salabim.Component):
 
     @property
     def name_(self) -> str:
+        """The port as messages name it: ``<node path>.port[<port>]``."""
         return f"{self.node.path}.port[{self.port}]"
 
     # ---------------------------------------------------------- process
 
     def process(self):
+        """The salabim process of the port: a :meth:`step` at each wake-up.
+
+        Between steps the port holds until the time the step returned, or
+        passivates (until poked) when that is INF or a runner will look earlier.
+        """
         env = self.env
         step = self.run_step if self.check else self.step  # audits only in check mode
         while True:
@@ -265,6 +273,9 @@ class TxPort(salabim.Component):
                 yield self.hold(till=t)
 
     def run_step(self, now: float) -> float:
+        """A :meth:`step` with audits: no packet started while the link is busy, and the
+        simulation's port audits (the process runs this instead of :meth:`step` in check mode).
+        """
         self.running = True
         sent, busy = self.sent, self.busy_until
         t = self.step(now)
@@ -399,6 +410,14 @@ class TxPort(salabim.Component):
         return INF
 
     def try_send(self, now: float) -> float | None:
+        """Pick one packet that can go at *now* and launch it.
+
+        Returns
+        -------
+        float or None
+            The end of the packet's transmission, or None if nothing can start at
+            *now*; ``self.next_t`` then says when to look again (INF: when poked).
+        """
         raise NotImplementedError
 
     # ------------------------------------------------------------ launch

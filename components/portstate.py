@@ -34,6 +34,7 @@ class PortState(IntEnum):
 
     @property
     def label(self) -> str:
+        """The state as IBA writes it: ``Active``, ``Down``..."""
         return self.name.capitalize()
 
 

@@ -227,6 +227,7 @@ class ClassMap:
         return max(self.sl2vl) + 1
 
     def vl(self, sl: int) -> int:
+        """The VL that SL *sl* maps to."""
         return self.sl2vl[sl]
 
     def sl_for(self, cls: str, bandwidth: float = 0.0) -> int:
@@ -242,6 +243,7 @@ class ClassMap:
         raise ConfigError(f"unknown traffic class {cls!r} (valid: {', '.join(CLASSES)})")
 
     def class_of(self, sl: int) -> str:
+        """The traffic class of SL *sl*: ``'DB'``, ``'DBTS'``, ``'CH'`` or ``'BE'`` (every other SL)."""
         if sl in self.db:
             return "DB"
         if sl in self.dbts:
@@ -294,6 +296,9 @@ class Connection:
         return (self.packet_size - self.overhead) * 8e9 / self.bandwidth
 
     def as_dict(self) -> dict[str, Any]:
+        """The connection as JSON-ready data: id, src, dst, sl, class, ``bandwidth_bps``,
+        ``packet_size`` and ``iat_ns``.
+        """
         return {"id": self.id, "src": self.src, "dst": self.dst, "sl": self.sl, "class": self.cls,
                 "bandwidth_bps": self.bandwidth, "packet_size": self.packet_size, "iat_ns": self.iat}
 
@@ -410,9 +415,11 @@ class Admission:
 
     @property
     def num_hosts(self) -> int:
+        """The number of hosts connections can join."""
         return len(self.hosts)
 
     def port_name(self, node: int, port: int) -> str:
+        """The output port as messages name it: ``'<node name> port <port>'``."""
         return f"{self.fabric.nodes[node].name} port {port}"
 
     def dlid(self, src: int, dst: int) -> int:
@@ -449,6 +456,9 @@ class Admission:
         raise ConfigError(f"no route from host {src} to host {dst} (DLID {dlid}) in the forwarding tables")
 
     def demands(self, conn: Connection) -> list[tuple[tuple[int, int], Demand]]:
+        """The bandwidth *conn* asks of each output port on its path: ``((node, port), Demand)``
+        per hop, on the VL its SL maps to, high priority or not as its SL is.
+        """
         vl = self.classes.vl(conn.sl)
         high = self.classes.is_high(conn.sl)
         d = Demand(conn.id, conn.sl, vl, conn.bandwidth, high)
@@ -523,6 +533,9 @@ class Establishment:
     connections: tuple[Connection, ...] = attrs.field(repr=False)
 
     def as_dict(self) -> dict[str, Any]:
+        """The outcome as JSON-ready data: connections requested and established, whether
+        an SL ran out of room (``exhausted_sl``), and attempts and established connections per SL.
+        """
         return {
             "requested": self.requested,
             "established": self.established,

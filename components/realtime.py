@@ -177,6 +177,7 @@ class MpegSource:
         self.next_time = heap[0][0] if heap and heap[0][0] <= stop else INF
 
     def next_after(self, now: float) -> float:
+        """The next frame's time if it is after *now*, else INF (every frame is created on time)."""
         return self.next_time if self.next_time > now else INF
 
     def pending(self, now: float) -> tuple[int, int]:
@@ -199,6 +200,9 @@ class MpegSource:
         return packets, nbytes
 
     def pending_estimate(self, now: float) -> float:
+        """The expected number of packets of the frames due by *now* not created yet: frames
+        times the packets of a mean-size frame.
+        """
         lim = min(now, self.sim.traffic_stop)
         frames = sum((math.floor((lim - t) / self.period) + 1) * self.copies[j] for t, j in self.heap if t <= lim)
         return frames * math.ceil(self.model.mean_frame() / self.mtu)
@@ -225,6 +229,9 @@ class ControlSource:
         self.sent = 0
 
     def materialize(self, now: float) -> None:
+        """Create the control packets due by *now* (up to the end of traffic) and queue them
+        on the management queue: one every ``interval`` ns, each to a uniformly drawn other host.
+        """
         stop = self.sim.traffic_stop
         n = len(self.dlids)
         while self.next_time <= now and self.next_time <= stop:
@@ -241,9 +248,13 @@ class ControlSource:
             self.next_time = INF
 
     def next_after(self, now: float) -> float:
+        """The next packet's time if it is after *now*, else INF (every packet is created on time)."""
         return self.next_time if self.next_time > now else INF
 
     def pending(self, now: float) -> tuple[int, int]:
+        """``(packets, bytes created in the measurement window)`` of the packets due by *now*
+        not created yet; the source's state is left as it was.
+        """
         lim = min(now, self.sim.traffic_stop)
         if self.next_time > lim:
             return 0, 0
@@ -253,6 +264,7 @@ class ControlSource:
         return k, in_window * self.size
 
     def pending_estimate(self, now: float) -> float:
+        """The number of packets :meth:`pending` counts (exact, in O(1))."""
         return float(self.pending(now)[0])
 
 

@@ -51,6 +51,7 @@ class RouteReport:
 
     @property
     def ok(self) -> bool:
+        """True when every pair is delivered, no pair loops and the channel dependency graph is acyclic."""
         return not len(self.unreachable) and not len(self.loops) and not self.cycle
 
     def summary(self, fabric: FabricGraph | None = None) -> str:

@@ -2,7 +2,7 @@
 
 After a topology change the subnet manager explores the subnet, computes
 new forwarding tables and distributes them; Bermúdez et al. (2006, §4.2,
-Figs. 10-11) show that the computation dominates that timeline and that
+Figs. 10-11) [1]_ show that the computation dominates that timeline and that
 it orders the engines: DR slowest, then FERa, PIRa shortest, and a hybrid's
 first (PIRa) phase as short as PIRa alone.  This module turns a routing
 engine's result into that computation time.

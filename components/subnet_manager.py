@@ -63,6 +63,27 @@ class SubnetManager(Module):
                 self.dynamic = attach(self, tables, self._declared)
 
     def configure(self) -> ForwardingTables:
+        """Assign LIDs, run the routing engine and install its tables in every switch.
+
+        The fabric is the simulation's IB nodes with the SM at the node named by
+        the ``node`` parameter; missing LIDs are assigned with the ``lmc``
+        parameter and pushed to the nodes; the engine named by ``routing``
+        (with ``routingOptions``) computes the forwarding tables, and the
+        multicast groups of ``multicastGroups``, if any, are routed into them.
+
+        Returns
+        -------
+        ForwardingTables
+            The installed tables.
+
+        Raises
+        ------
+        ConfigError
+            If the network has no IB nodes or ``node`` names none.
+        PluginError
+            If the routing engine returns something else than ForwardingTables, or
+            routes a switch's own LID away from it.
+        """
         sim = self.sim
         nodes = sim.ib_nodes
         if not nodes:

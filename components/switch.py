@@ -82,6 +82,7 @@ class SwitchRx:
 
     @property
     def nvl(self) -> int:
+        """The number of input buffers, one per data VL."""
         return len(self.bufs)
 
     def capacities(self) -> list[int]:
@@ -89,6 +90,7 @@ class SwitchRx:
         return [b.capacity for b in self.bufs]
 
     def held(self, vl: int) -> int:
+        """Credits occupied in the input buffer of VL *vl*."""
         return self.bufs[vl].occ
 
     def rebuild_routes(self) -> None:
@@ -307,6 +309,10 @@ class SwitchTx(TxPort):
         return None, nxt
 
     def try_send(self, now: float) -> float | None:
+        """Send one packet at *now*: VL15 packets first, then the data VL the arbiter picks
+        among those whose head packet has credits.  Returns as :meth:`TxPort.try_send
+        <ibfabric.components.port.TxPort.try_send>`.
+        """
         nxt = INF
         if self.mcands:
             end, nxt = self._try_vl15(now)

@@ -176,6 +176,9 @@ class ForwardingTables:
         return (self.lft != NO_PORT).sum(axis=1)
 
     def copy(self) -> "ForwardingTables":
+        """A copy whose arrays (LFTs, default ports, path offsets and SLs, MFTs) can change
+        without changing these; the fabric and the SL-to-VL table are shared.
+        """
         t = ForwardingTables(
             self.fabric, self.lft.copy(), self.default_port.copy(), engine=self.engine, info=dict(self.info),
             path_offset=None if self.path_offset is None else self.path_offset.copy(),

@@ -58,10 +58,12 @@ class VoqQueue:
 
     @property
     def capacity(self) -> int:
+        """The credits of the shared buffer of the input VL, which the queue draws from."""
         return self.pool.capacity
 
     @property
     def name(self) -> str:
+        """The queue as messages name it: ``<buffer name> to port <out>``."""
         return f"{self.pool.name} to port {self.out}"
 
     def __repr__(self) -> str:
@@ -94,6 +96,7 @@ class VoqPool:
 
     @property
     def name(self) -> str:
+        """The shared buffer as messages name it: ``<node path>.port[<port>] VL<vl>``."""
         return f"{self.rx.node.path}.port[{self.rx.port}] VL{self.vl}"
 
     def __repr__(self) -> str:

@@ -120,7 +120,7 @@ class Table:
 
 
 def require_pyarrow() -> tuple[Any, Any]:
-    """``(pyarrow, pyarrow.parquet)``, or :class:`ConfigError` if pyarrow is not installed."""
+    """``(pyarrow, pyarrow.parquet)``, or :class:`~ibfabric.errors.ConfigError` if pyarrow is not installed."""
     try:
         import pyarrow
         import pyarrow.parquet

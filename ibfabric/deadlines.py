@@ -1,6 +1,6 @@
 """Deadline metrics of real-time frame streams: the DMP and DMT of Kim et al. (2007).
 
-Kim et al. (2007, §4) drive their real-time traffic with MPEG-2 VBR streams
+Kim et al. (2007, §4) [1]_ drive their real-time traffic with MPEG-2 VBR streams
 of 30 frames/s (:mod:`ibfabric.mpeg`) and measure two QoS figures per
 delivered frame (§4, §5.1):
 

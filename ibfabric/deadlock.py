@@ -33,6 +33,14 @@ class Watchdog(salabim.Component):
         super().__init__(env=sim.env, name="ibfabric.watchdog")
 
     def process(self):
+        """The salabim process: every ``interval`` ns, count a look and run :func:`find_deadlock`.
+
+        Raises
+        ------
+        ~ibfabric.errors.DeadlockError
+            When a cycle is found; its message is the time and the cycle,
+            ``at T ns: a -> b -> ... -> a``.
+        """
         while True:
             yield self.hold(self.interval)
             self.events += 1

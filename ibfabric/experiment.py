@@ -18,10 +18,12 @@ declares iteration variables; every combination of their values, repeated
     load = "0.1..0.9 step 0.1"
 
 ``[[events]]`` (optional) is a scenario of failures and traffic changes
-(:mod:`ibfabric.scenario`), substituted per run into :attr:`RunSpec.events`.
+(:mod:`ibfabric.scenario`), substituted per run into
+:attr:`RunSpec.events <ibfabric.runspec.RunSpec.events>`.
 
-:meth:`Experiment.runs` gives one :class:`RunSpec` per run; nothing here
-simulates.  Errors are :class:`ExperimentError`, one line starting with
+:meth:`Experiment.runs` gives one :class:`~ibfabric.runspec.RunSpec` per
+run; nothing here simulates.  Errors are
+:class:`~ibfabric.runspec.ExperimentError`, one line starting with
 ``file:line:col:`` at the key or value the user wrote (found by
 :mod:`ibfabric.tomlpos`).
 

@@ -96,6 +96,8 @@ class Message:
 
     @property
     def is_scheduled(self) -> bool:
+        """Whether it is on its way: sent (:meth:`Module.send`) or scheduled (:meth:`Module.schedule_at`),
+        not yet arrived and not cancelled."""
         return self._handle is not None and not self._handle.cancelled
 
 
@@ -122,14 +124,17 @@ class Gate:
 
     @property
     def full_name(self) -> str:
+        """The name with its index, if it is an element of a gate vector (``port[3]``)."""
         return self.name if self.index is None else f"{self.name}[{self.index}]"
 
     @property
     def path(self) -> str:
+        """The owner module's path and the gate's full name (``star.sw.port[3]``)."""
         return f"{self.owner.path}.{self.full_name}"
 
     @property
     def connected(self) -> bool:
+        """Whether a connection joins the gate to a peer gate."""
         return self.peer is not None
 
     def __repr__(self) -> str:
@@ -202,6 +207,7 @@ class EventHandle:
         self.cancelled = False
 
     def cancel(self) -> None:
+        """Mark the call cancelled: the event queue skips it instead of running it."""
         self.cancelled = True
 
     def __lt__(self, other: EventHandle) -> bool:
@@ -264,20 +270,30 @@ class Module:
         return g
 
     def gate_vector(self, name: str) -> list[Gate]:
+        """The gates ``name[0]``, ``name[1]``...: a list of one for a scalar gate.
+
+        Raises
+        ------
+        KeyError
+            If the module has no gate ``name``.
+        """
         g = self._gates.get(name)
         if g is None:
             raise KeyError(f"{self.path} has no gate '{name}'")
         return g if isinstance(g, list) else [g]
 
     def gates(self) -> Iterator[Gate]:
+        """Every gate of the module, vector gates element by element, in declaration order."""
         for g in self._gates.values():
             yield from (g if isinstance(g, list) else [g])
 
     @property
     def full_name(self) -> str:
+        """The name with its index, if it is an element of a submodule vector (``hca[3]``)."""
         return self.name if self.index is None else f"{self.name}[{self.index}]"
 
     def walk(self) -> Iterator[Module]:
+        """This module and all its submodules, depth first, parents before children."""
         yield self
         for s in self.submodules:
             yield from s.walk()

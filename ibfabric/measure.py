@@ -106,9 +106,10 @@ def backlog_estimate(sim: Simulation, now: float) -> float:
 class BacklogMonitor:
     """Samples the source backlog at :data:`SAMPLES` instants of ``[warmup, end]``.
 
-    :meth:`schedule` is called by :meth:`Simulation.run` with the run's end;
-    a later ``run`` (continuing the simulation) extends the window and
-    schedules the samples of the new span.
+    :meth:`schedule` is called by :meth:`Simulation.run
+    <ibfabric.simulation.Simulation.run>` with the run's end; a later ``run``
+    (continuing the simulation) extends the window and schedules the samples
+    of the new span.
     """
 
     def __init__(self, sim: Simulation):
@@ -117,6 +118,16 @@ class BacklogMonitor:
         self._until = -1.0
 
     def schedule(self, end: float) -> None:
+        """Schedule the samples of ``[warmup, end]`` not yet scheduled.
+
+        Parameters
+        ----------
+        end : float
+            The end of the run, in ns.  Nothing is scheduled when it is not
+            after the warm-up or after the end of a window already scheduled;
+            of the :data:`SAMPLES` instants evenly spaced over ``[warmup,
+            end]``, those not before now and after that earlier end are.
+        """
         sim = self.sim
         start = sim.warmup
         if end <= start or end <= self._until:
@@ -260,6 +271,13 @@ class LatencyStats:
         return out
 
     def quantile(self, q: float) -> float:
+        """The *q* quantile (``0 <= q <= 1``) of the latencies, in ns.
+
+        Exact while every value is kept (:func:`numpy.percentile`, linear
+        interpolation); once folded, the representative value of the bin
+        holding rank ``q * (count - 1)``, within a relative error of
+        :data:`ALPHA` and clamped to ``[min, max]``.
+        """
         if self.values is not None:
             return float(np.percentile(self.values, 100 * q))
         keys = sorted(self.bins)
@@ -273,6 +291,11 @@ class LatencyStats:
         return self.hi
 
     def summary(self) -> dict[str, float | int | bool | None]:
+        """The ``latency_ns`` block of a summary: ``count``, ``mean``, ``p50``, ``p99``, ``max``, ``min``.
+
+        Latencies are in ns; every value but ``count`` is None when there is
+        no latency.
+        """
         if self.count == 0:
             return {"count": 0, "mean": None, "p50": None, "p99": None, "max": None, "min": None}
         return {
@@ -327,6 +350,7 @@ class WindowStats:
         return w
 
     def fold(self) -> "WindowStats":
+        """Fold every latency set (all, network, per SL and class) into bins; returns *self*."""
         self.latency.fold()
         self.network_latency.fold()
         for g in self.groups.values():
@@ -334,6 +358,10 @@ class WindowStats:
         return self
 
     def merge(self, other: "WindowStats") -> "WindowStats":
+        """A new set holding both windows' deliveries (counts and sums added, latencies merged).
+
+        Both must count the same number of hosts.
+        """
         out = WindowStats(self.hosts)
         out.packets = self.packets + other.packets
         out.bytes = self.bytes + other.bytes
@@ -351,6 +379,7 @@ class WindowStats:
 
     @property
     def exact(self) -> bool:
+        """Whether the latencies are still all kept, so that quantiles are exact (not folded)."""
         return self.latency.values is not None
 
     def breakdown(self, kind: str, capacity: float) -> dict[str, Any]:

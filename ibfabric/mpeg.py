@@ -1,9 +1,9 @@
 """MPEG-2 video streams, as Kim et al. (2007) use them.
 
-Kim et al. (2007, §4) drive their real-time traffic with MPEG-2 VBR streams
+Kim et al. (2007, §4) [1]_ drive their real-time traffic with MPEG-2 VBR streams
 of 30 frames/s, each frame cut into fixed-size packets of one MTU plus the
 headers.  This module gives the pieces: a synthetic frame-size model
-(:class:`MpegModel`) and a frame-size trace reader (:func:`load_trace`),
+(:class:`MpegModel`, after Krunz and Tripathi [2]_) and a frame-size trace reader (:func:`load_trace`),
 segmentation (:func:`packets_of_frame`) and the protection flags of
 selective dropping (:func:`protected`).  The QoS figures measured on such
 streams, DMP and DMT, are in :mod:`ibfabric.deadlines`.

@@ -82,6 +82,15 @@ class MulticastStats:
             self.member(p, rec[0], p.dst, t)
 
     def member(self, p, gi: int, host: int, t: float) -> None:
+        """Count member *host*'s copy of packet *p* of group *gi*, its tail at *t*.
+
+        The copy is a duplicate when the packet is not pending or *host* has
+        had it already (with ``check`` on the simulation, an
+        :class:`AssertionError`).  Otherwise the member latency of a packet
+        created at or after the warm-up is counted, and when it was the last
+        member to reach, the packet is complete and its latency (to that
+        last member) is counted.
+        """
         key = (p.msg, p.seq)
         rec = self.pending.get(key)
         if rec is None or host not in rec[2]:
@@ -105,6 +114,14 @@ class MulticastStats:
                 _add(self._lat[gi], rec[3] - created)
 
     def summary(self) -> dict:
+        """The summary's ``"multicast"`` block: ``copies``, ``source_copies`` and ``groups``.
+
+        ``groups`` maps each group's name to its ``members``, ``packets``,
+        ``complete``, ``member_deliveries``, ``duplicates``, and
+        ``latency_ns`` and ``member_latency_ns`` (``count``, ``mean``,
+        ``max``; None without packets), as the module documentation defines
+        them.
+        """
         out = {}
         for i, g in enumerate(self.groups):
             out[g.name] = {

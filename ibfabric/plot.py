@@ -85,7 +85,7 @@ def default_path(out_dir: str | os.PathLike, x: str, y: str) -> Path:
 
 
 def require_matplotlib() -> None:
-    """Raise :class:`ConfigError` if matplotlib cannot be imported."""
+    """Raise :class:`~ibfabric.errors.ConfigError` if matplotlib cannot be imported."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -102,7 +102,8 @@ def _aggregated(source: str | os.PathLike | Table) -> Table:
 
 
 def check_format(path: str | os.PathLike) -> str:
-    """The extension of the figure file *path*, one of :data:`FORMATS`, else :class:`ConfigError`."""
+    """The extension of the figure file *path*, one of :data:`FORMATS`, else
+    :class:`~ibfabric.errors.ConfigError`."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise ConfigError(f"{path}: unknown figure format '{suffix or '(none)'}': use {', '.join(FORMATS)}")

@@ -167,6 +167,7 @@ class ConnectionStats:
         return self
 
     def copy(self) -> "ConnectionStats":
+        """An independent deep copy (folding more chunks into it leaves this one unchanged)."""
         return copy.deepcopy(self)
 
     def result(self, connections: Sequence["Connection"]) -> dict[str, np.ndarray]:

@@ -66,6 +66,29 @@ def window_stats(sim: Simulation):
 
 
 def summarize(sim: Simulation) -> dict[str, Any]:
+    """The summary of *sim* at its current time: the dict ``summary.json`` holds.
+
+    Parameters
+    ----------
+    sim : ~ibfabric.simulation.Simulation
+        A built simulation, run or not (:meth:`Simulation.summary
+        <ibfabric.simulation.Simulation.summary>` calls this).
+
+    Returns
+    -------
+    dict
+        The run's counters and measurements over ``[warmup, now]``: the keys
+        of :data:`ibfabric.measure.DEFINITIONS` and those listed above, plus
+        ``routing_time_s``, ``qos``, ``multicast``, ``realtime`` and the
+        subnet manager's timelines when the run has them.
+
+    Notes
+    -----
+    The warnings the results call for
+    (:func:`ibfabric.checks.result_warnings`) are given through
+    :meth:`Simulation.warn <ibfabric.simulation.Simulation.warn>` before
+    ``warnings`` is filled in.
+    """
     from ibfabric.measure import ALPHA, DEFINITIONS, source_backlog
 
     now = sim.now

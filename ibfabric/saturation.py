@@ -87,6 +87,23 @@ class Search:
         return _round(0.5 * (self.lo + self.hi), self.tolerance)
 
     def add(self, load: float, summary: dict | None, run_id: str, error: str | None = None) -> None:
+        """Record the probe at offered *load* and narrow the bracket.
+
+        Parameters
+        ----------
+        load : float
+            The offered load probed.
+        summary : dict or None
+            The run's summary, or None when it has none (it failed or did
+            not run).
+        run_id : str
+            The probe's run id.
+        error : str, optional
+            Why the run has no summary.  A run without a summary whose error
+            does not start with ``deadlock`` ends the search as failed; any
+            other probe raises ``hi`` (saturated, see :func:`is_saturated`)
+            or ``lo`` (not saturated).
+        """
         sat = is_saturated(summary, self.threshold)
         offered = summary.get("offered_load") if summary else None
         accepted = summary.get("accepted_load") if summary else None
@@ -100,6 +117,18 @@ class Search:
             self.lo = load if self.lo is None else max(self.lo, load)
 
     def result(self) -> dict[str, Any]:
+        """The search's row: the configuration's variables, then its outcome.
+
+        Returns
+        -------
+        dict
+            The point's variables, ``repetition``, ``status`` (``ok``,
+            ``not saturated at high``, ``saturated at low``, ``max_runs
+            reached`` or ``failed``), ``saturation_load_low`` and
+            ``saturation_load_high`` (the bracket, None on an open side),
+            ``throughput`` (the largest accepted load of any probe),
+            ``probes`` and ``error``.
+        """
         accepted = [p[2] for p in self.probes if p[2] is not None]
         if self.failed is not None:
             status = "failed"
@@ -134,7 +163,7 @@ def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_fa
     """Search the saturation of every configuration of ``sweep.experiment``; one dict per (configuration, repetition).
 
     Probes of all configurations advance in rounds: each round runs the next
-    probe of every search still open (in parallel, through :meth:`Sweep.run`).
+    probe of every search still open (in parallel, through :meth:`Sweep.run <ibfabric.sweep.Sweep.run>`).
     """
     exp = sweep.experiment
     cfg = exp.saturation

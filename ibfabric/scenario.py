@@ -11,15 +11,17 @@
     summary = sim.run_until(lambda s: s.stats.injected > 10_000, limit="1ms")
     summary["scenario"]                              # what happened, in time order
 
-Every action is scheduled with :meth:`Simulation.call_at` and recorded,
-when it happens, in :attr:`ScenarioMixin.scenario_log` (the summary's
-``"scenario"``: ``{time_ns, action, target, result, ...}``).  Targets are
-checked when the action is scheduled, so a typo fails at once.
+Every action is scheduled with :meth:`Simulation.call_at
+<ibfabric.simulation.Simulation.call_at>` and recorded, when it happens, in
+:attr:`Simulation.scenario_log <ibfabric.simulation.Simulation.scenario_log>`
+(the summary's ``"scenario"``: ``{time_ns, action, target, result, ...}``).
+Targets are checked when the action is scheduled, so a typo fails at once.
 
 The same actions come from files: an experiment's ``[[events]]`` array of
 tables or a scenario file of just ``[[events]]`` (``ibfabric run --scenario``),
 read by :func:`parse_events` / :func:`load_scenario` into :class:`Event`
-values that :meth:`ScenarioMixin.apply_events` schedules through the same
+values that :meth:`Simulation.apply_events
+<ibfabric.simulation.Simulation.apply_events>` schedules through the same
 methods, so a file and the Python API give the same run::
 
     [[events]]
@@ -495,7 +497,8 @@ class ScenarioMixin:
     # ---------------------------------------------------------------- files and running
 
     def apply_events(self, events) -> None:
-        """Schedule :class:`Event` values (from :func:`parse_events` or :func:`load_scenario`)."""
+        """Schedule :class:`~ibfabric.scenario.Event` values (from :func:`~ibfabric.scenario.parse_events` or
+        :func:`~ibfabric.scenario.load_scenario`)."""
         for e in events:
             e.apply(self)
 

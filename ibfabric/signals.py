@@ -57,6 +57,12 @@ class SignalBus:
         return signal in self._names
 
     def emit(self, source: Module, signal: str, value: Any) -> None:
+        """Call the listeners of *signal*, those of every source then those of *source*.
+
+        Each is called with ``(source, signal, value, time)``, *time* the
+        simulation's current time.  Without any listener of *signal* this
+        returns at once.
+        """
         if signal not in self._names:
             return
         t = self._clock()
@@ -86,6 +92,7 @@ class Statistic:
         self._vec_v: list[float] | None = [] if vector else None
 
     def collect(self, value: float, time: float = 0.0) -> None:
+        """Add *value* (emitted at simulation *time*, kept only by a vector) to the statistics."""
         v = float(value)
         self.count += 1
         self.sum += v
@@ -102,21 +109,40 @@ class Statistic:
 
     @property
     def mean(self) -> float:
+        """The mean of the values collected (NaN without any)."""
         return self.sum / self.count if self.count else math.nan
 
     @property
     def stddev(self) -> float:
+        """The sample standard deviation (``n - 1`` in the denominator; NaN with fewer than two values)."""
         if self.count < 2:
             return math.nan
         var = (self.sumsq - self.sum * self.sum / self.count) / (self.count - 1)
         return math.sqrt(max(var, 0.0))
 
     def vector(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(times, values)`` of every value collected, as numpy arrays.
+
+        Raises
+        ------
+        ~ibfabric.errors.ConfigError
+            If the statistic keeps no vector (it was not recorded with
+            ``'vector'``).
+        """
         if self._vec_t is None:
             raise ConfigError("this statistic records no vector (record it with 'vector')")
         return np.asarray(self._vec_t), np.asarray(self._vec_v)
 
     def value(self, name: str) -> float:
+        """The statistic called *name*: ``count``, ``sum``, ``mean``, ``min``, ``max`` or ``stddev``.
+
+        Every one but ``count`` is NaN when nothing was collected.
+
+        Raises
+        ------
+        KeyError
+            For any other name.
+        """
         if name == "count":
             return float(self.count)
         if name in ("sum", "mean", "min", "max", "stddev"):
@@ -151,6 +177,10 @@ class Recorder:
         st.collect(value, time)
 
     def scalars(self) -> list[tuple[str, str, float]]:
+        """``(module path, 'signal:statistic', value)`` rows, by module path then in the order recorded.
+
+        Histograms and vectors are not scalars: they are left out.
+        """
         rows = []
         for path in sorted(self.per_module):
             st = self.per_module[path]

@@ -155,6 +155,10 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         Resource limits of the topology's elaboration (modules, gates, vector
         size, loop iterations); by default from the ``IBFABRIC_MAX_*``
         environment variables (see ``docs/ned-language.md``, *Limits*).
+    names : {'desc', 'guid', 'lid'}, optional
+        How to name the nodes of an ibnetdiscover dump (default ``'desc'``;
+        see ``docs/ibnetdiscover.md``, *Node names*).  Giving it for a NED
+        topology is a :class:`~ibfabric.errors.ConfigError`.
 
     Durations are quantities (``'200us'``) or numbers of ns.  What looks
     wrong but runs (routes with a channel-dependency cycle, a traffic pattern
@@ -178,6 +182,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         deadlock_interval: float | str = "50us",
         log_limit: int | None = DEFAULT_LOG_LIMIT,
         limits=None,
+        names: str | None = None,
     ):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer (got {seed!r})")
@@ -188,7 +193,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self.plugins = PluginSet.load(plugins=plugins, block=block)
         self.library = self._type_library()
         self.warnings: list[str] = []  # see warn()
-        self.network = self._elaborate(topology, overrides, optional_overrides, defaults, network, limits)
+        self.network = self._elaborate(topology, overrides, optional_overrides, defaults, network, limits, names)
         self.env = salabim.Environment(
             trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False
         )
@@ -232,7 +237,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
                 lib.add_source(ned, f"<plugin {reg.plugin}>")
         return lib
 
-    def _elaborate(self, topology, overrides, optional, defaults, network, limits=None):
+    def _elaborate(self, topology, overrides, optional, defaults, network, limits=None, names=None):
         from ibfabric.ned_like import OverrideSet
         from ibfabric.ned_like.model import ElaboratedNetwork
         from ibfabric.topologies import load_network
@@ -245,9 +250,12 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         if isinstance(topology, ElaboratedNetwork):
             if strict or optional or weak:
                 raise ConfigError("parameter overrides need a topology file or text, not an elaborated network")
+            if names is not None:
+                raise ConfigError(f"names={names!r} applies to ibnetdiscover dumps, not to an elaborated network")
             net = topology
         else:
-            net = load_network(topology, network=network, library=self.library, overrides=ov, limits=limits)
+            net = load_network(topology, network=network, library=self.library, overrides=ov, limits=limits,
+                               names=names)
         self._overrides = ov
         net = self._with_subnet_manager(net, ov)
         unused = [p for p in ov.unused() if p in patterns]
@@ -427,9 +435,21 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         return rec
 
     def traffic_index(self, hca) -> int | None:
+        """The index of *hca* among the traffic hosts, or None if it sends and receives no traffic.
+
+        Hosts are the channel adapters with at least one connected port, numbered
+        in module order; traffic patterns name destinations by this index.
+        """
         return self._host_index.get(id(hca))
 
     def traffic_pattern(self, name: str, options: str):
+        """The traffic pattern *name* with *options* (its ``trafficOptions`` text), built once.
+
+        Every HCA that asks for the same name and options shares one pattern,
+        created by its plugin with the number of hosts, the parsed options and a
+        Generator seeded from the simulation seed and the pattern's name and options,
+        and wrapped in checks of the destinations it gives.
+        """
         key = (name, options)
         if key not in self._patterns:
             from ibfabric.components.node import parse_options
@@ -449,6 +469,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
             warnings.warn(message, IbfabricWarning, stacklevel=2)
 
     def next_message_id(self) -> int:
+        """A new message identifier: 1, 2, 3... in the order of the calls."""
         self._msg_ids += 1
         return self._msg_ids
 
@@ -462,9 +483,11 @@ class Simulation(EndpointsMixin, ScenarioMixin):
             self.call_at(t, node.emit, "packetReceived", t - p.created)
 
     def deliver_local(self, p, node) -> None:
+        """Record *p*, consumed by the switch *node* itself (a packet to its port 0), at its tail time."""
         self.stats.local.append(p.tail_at)
 
     def drop(self, p, reason: str, node) -> None:
+        """Record that *node* dropped *p* for *reason* (emits ``packetDropped`` if anything listens)."""
         self.stats.dropped[reason] += 1
         if self._listen_dropped:
             node.emit("packetDropped", reason)
@@ -553,6 +576,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
 
     @property
     def events(self) -> int:
+        """The number of events executed so far: port transmitter steps, dispatcher and watchdog events."""
         n = sum(tx.events for tx in self.ports) + self.dispatcher.events
         return n + (self.watchdog.events if self.watchdog else 0)
 

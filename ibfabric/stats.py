@@ -73,12 +73,22 @@ class PacketStats:
         self.cls = array("b")
 
     def add_generated(self, n: int, nbytes: int, t: float) -> None:
+        """Count *n* packets of *nbytes* wire bytes in all, created at *t*.
+
+        They are offered load (``offered_packets``, ``offered_bytes``) when
+        *t* is in the window (at or after ``window``).
+        """
         self.generated += n
         if t >= self.window:
             self.offered_bytes += nbytes
             self.offered_packets += n
 
     def add_delivery(self, p, t: float) -> None:
+        """Log packet *p*, its last bit at its destination at *t*.
+
+        Once the log holds ``log_limit`` deliveries more than after the last
+        fold, :meth:`fold` runs.
+        """
         self.created.append(p.created)
         self.injected_at.append(p.injected)
         self.delivered_at.append(t)
@@ -148,5 +158,8 @@ class PacketStats:
         return out
 
     def on_wire_to_hosts(self, now: float) -> int:
+        """Packets on their last wire at *now*: logged (to a host, or consumed by a switch) but their
+        last bit arriving after *now* (part of :meth:`Simulation.packets_in_network
+        <ibfabric.simulation.Simulation.packets_in_network>`)."""
         d = np.frombuffer(self.delivered_at, dtype="d") if len(self.delivered_at) else np.zeros(0)
         return int((d > now).sum()) + sum(1 for t in self.local if t > now)

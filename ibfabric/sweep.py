@@ -64,11 +64,12 @@ class Outcome:
 
     @property
     def status(self) -> str:
+        """The record's ``status``: ``ok``, ``deadlock`` or ``failed``."""
         return self.record["status"]
 
 
 def execute(spec) -> Outcome:
-    """Run *spec* (a :class:`~ibfabric.experiment.RunSpec`) in this process and return its outcome.
+    """Run *spec* (a :class:`~ibfabric.runspec.RunSpec`) in this process and return its outcome.
 
     Never raises for a failure of the run itself: a user error, a deadlock or
     an internal error becomes the record's ``status`` and ``error``.

@@ -200,7 +200,8 @@ class ParamDecl:
     ``type`` is ``'int'``, ``'double'``, ``'bool'`` or ``'string'``; ``unit``
     the unit of ``@unit`` as written (None without one); ``value`` the default
     (None if the parameter has none) and ``is_default`` whether it was written
-    ``default(...)``.
+    ``default(...)``.  ``doc`` is its documentation comment (see
+    :func:`~ibfabric.ned_like.parse`), ``''`` without one.
     """
 
     name: str
@@ -210,6 +211,7 @@ class ParamDecl:
     is_default: bool
     loc: Location
     properties: tuple[Property, ...] = ()
+    doc: str = ""
 
 
 @attrs.frozen
@@ -228,6 +230,7 @@ class ParamAssign:
 
     @property
     def is_deep(self) -> bool:
+        """Whether the assignment is deep: its pattern has a dot (``sw[3].lid``, ``**.load``)."""
         return "." in self.pattern
 
 
@@ -352,7 +355,8 @@ class TypeDecl:
     ``'moduleinterface'`` or ``'channelinterface'``.  ``qualname`` is the
     name qualified by the file's ``package`` (a dotted ``name`` is already
     qualified).  ``package`` and ``imports`` are those of the declaring file:
-    names used inside the declaration are resolved with them.
+    names used inside the declaration are resolved with them.  ``doc`` is the
+    documentation comment above the declaration (``''`` without one).
     """
 
     kind: str
@@ -369,9 +373,11 @@ class TypeDecl:
     submodules: tuple[Submodule, ...] = ()
     connections: tuple[ConnItem, ...] = ()
     allow_unconnected: bool = False
+    doc: str = ""
 
     @property
     def simple_name(self) -> str:
+        """The name without its package (``Switch`` of ``ibfabric.components.Switch``)."""
         return self.qualname.rpartition(".")[2]
 
     @property
@@ -386,6 +392,7 @@ class TypeDecl:
 
     @property
     def is_interface(self) -> bool:
+        """Whether the declaration is a ``moduleinterface`` or a ``channelinterface``."""
         return self.kind in ("moduleinterface", "channelinterface")
 
     @property

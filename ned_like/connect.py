@@ -80,6 +80,13 @@ class Connector:
         self.out: list[Connection] = []
 
     def run(self) -> list[Connection]:
+        """Make every connection of the type (its own and inherited ones) and return them, in order.
+
+        Raises
+        ------
+        NedError
+            At the first connection that is wrong (an unknown gate, a gate used twice...).
+        """
         for item, owner in self.eff.connections:
             self._item(item, self.scope, owner)
         return self.out

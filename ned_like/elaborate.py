@@ -60,6 +60,7 @@ class Gate:
     free_from: dict = attrs.field(factory=dict)  # (side, halves) -> no free '++' gate below this index
 
     def model(self) -> GateVector:
+        """The gate as the elaborated network records it (its size None for a scalar gate)."""
         return GateVector(self.name, self.kind, self.size if self.vector else None)
 
 
@@ -72,6 +73,7 @@ class Built:
     params: Params
 
     def final(self) -> ModuleInstance:
+        """The instance with its gates at their final sizes."""
         return attrs.evolve(self.instance, gates=tuple(g.model() for g in self.gates.values()))
 
 

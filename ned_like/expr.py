@@ -211,6 +211,7 @@ class Scope:
         return self.replace(vars={**self.vars, **vars})
 
     def with_index(self, index: int | None) -> Scope:
+        """This scope with ``index`` set to *index*."""
         return self.replace(index=index)
 
 

@@ -83,6 +83,7 @@ class ParamSpec:
 
     @property
     def name(self) -> str:
+        """The parameter's name."""
         return self.decl.name
 
 
@@ -106,14 +107,17 @@ class EffectiveType:
 
     @property
     def qualname(self) -> str:
+        """The type's qualified name (``ibfabric.components.Switch``)."""
         return self.decl.qualname
 
     @property
     def kind(self) -> str:
+        """The kind of declaration: ``simple``, ``module``, ``network``, ``channel``, or an interface."""
         return self.decl.kind
 
     @property
     def is_compound(self) -> bool:
+        """Whether the type is a compound module or a network (it has submodules and connections)."""
         return self.decl.kind in ("module", "network")
 
 

@@ -174,6 +174,7 @@ class ModuleInstance:
             yield from sub.walk()
 
     def gate(self, name: str) -> GateVector | None:
+        """The gate or gate vector *name* of this instance, or None if it has none."""
         for g in self.gates:
             if g.name == name:
                 return g
@@ -193,6 +194,7 @@ class ElaboratedNetwork:
 
     @property
     def name(self) -> str:
+        """The network's name: the path of its root module."""
         return self.root.path
 
     def modules(self) -> Iterator[ModuleInstance]:

@@ -198,6 +198,13 @@ class Params:
         return self.get(name)
 
     def this(self, name: str, loc: Location) -> Value:
+        """The value of ``this.name`` in an expression written at *loc*.
+
+        Raises
+        ------
+        NedError
+            If the type has no parameter *name*.
+        """
         if name not in self.eff.params:
             raise NedError(f"unknown parameter '{name}' of {self.label}", loc)
         return self.get(name)
@@ -209,6 +216,7 @@ class Params:
         return {name: self.values[name] for name in self.eff.params}
 
     def get(self, name: str) -> Value:
+        """The value of parameter *name*, computed on first use with every parameter it needs."""
         v = self.values.get(name)
         if v is not None:
             return v

@@ -11,6 +11,11 @@ Checks that need only the text of one file are made here too: duplicate
 names, constructs a kind of type cannot have (a simple module with
 submodules), unknown units in ``@unit`` and in quantity literals, malformed
 deep-assignment patterns, ``volatile``.
+
+Comments are skipped by the grammar but collected by the lexer, and the
+documentation comments of types and parameter declarations are attached to
+them afterwards (:mod:`ibfabric.ned_like.doccomments`), as OMNeT++ does: the ``//`` lines
+right above a declaration, and a ``//`` comment after it on its line.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from lark import Token, Transformer
 
 from ibfabric import units
 from ibfabric.ned_like import ast
+from ibfabric.ned_like.doccomments import attach_docs
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.expr import number_literal, quantity_literal
 from ibfabric.ned_like.limits import check_nesting
@@ -503,11 +509,17 @@ def _make_type(kind: str, name: ast.QName, extends, likes, body) -> ast.TypeDecl
 # ---------------------------------------------------------------- the parser and its errors
 
 
+def _collect_comment(token: Token) -> Token:
+    """Lexer callback: keep a comment token (the grammar ignores them) for :func:`attach_docs`."""
+    _state.comments.append(token)
+    return token
+
+
 @functools.lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
     grammar = importlib.resources.files("ibfabric.ned_like").joinpath("ned.lark").read_text()
     return lark.Lark(grammar, parser="lalr", start=["start", "expr_only"], transformer=_Builder(),
-                     cache=_grammar_cache(grammar))
+                     cache=_grammar_cache(grammar), lexer_callbacks={"COMMENT": _collect_comment})
 
 
 def _grammar_cache(grammar: str) -> str | bool:
@@ -609,6 +621,7 @@ def _syntax_error(e: lark.exceptions.UnexpectedInput, text: str, filename: str) 
 
 def _run(text: str, filename: str, start: str):
     _state.filename = filename
+    _state.comments = []
     try:
         return _lark().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as e:
@@ -629,7 +642,9 @@ def parse(text: str, filename: str = "<string>") -> ast.NedFile:
     -------
     ast.NedFile
         The file's package, imports and type declarations; every declaration
-        knows the package and imports of the file.
+        knows the package and imports of the file, and types and parameter
+        declarations carry their documentation comments (``doc``; see
+        :mod:`ibfabric.ned_like.doccomments`).
 
     Raises
     ------
@@ -669,6 +684,7 @@ def parse(text: str, filename: str = "<string>") -> ast.NedFile:
         seen[qualname] = t.loc
         out.append(attrs.evolve(t, qualname=qualname, package=package, imports=tuple(imports)))
     check_nesting(types)
+    out = attach_docs(text, out, _state.comments)
     return ast.NedFile(filename, package, tuple(imports), tuple(out))
 
 

@@ -51,6 +51,7 @@ class TypeInfo:
 
     @property
     def synthesized(self) -> bool:
+        """Whether the writer declares the type itself (no library type to reference)."""
         return self.eff is None
 
 

@@ -131,6 +131,13 @@ class IBAVLArbiter:
         return [vl for vl in range(self.num_vls) if vl not in self.served]
 
     def select(self, ready: list) -> int:
+        """The VL to send next among those whose entry of *ready* is a packet (see Notes).
+
+        Raises
+        ------
+        ConfigError
+            If no ready VL is in either VLArbitrationTable.
+        """
         high_allowed = self.limit is None or self.hi_sent == 0 or self.hi_sent < self.limit
         if self.high and high_allowed:
             vl = self._pick_high(ready)
@@ -192,6 +199,13 @@ class RoundRobinArbiter:
         self.last = config.num_vls - 1
 
     def select(self, ready: list) -> int:
+        """The first VL after the one served last whose entry of *ready* is a packet.
+
+        Raises
+        ------
+        ValueError
+            If no VL is ready.
+        """
         n = self.num_vls
         vl = self.last
         for _ in range(n):
@@ -220,6 +234,24 @@ class CheckedArbiter:
         return getattr(self.__dict__["arbiter"], name)
 
     def select(self, ready: list) -> int:
+        """The wrapped arbiter's choice, checked.
+
+        Parameters
+        ----------
+        ready : list
+            Per data VL, the packet ready to go on it, or None.
+
+        Returns
+        -------
+        int
+            A VL whose entry of *ready* is a packet (a numpy integer is converted).
+
+        Raises
+        ------
+        PluginError
+            If the arbiter raises (other than an :class:`~ibfabric.IbfabricError`,
+            which passes through) or returns anything else.
+        """
         try:
             vl = self._select(ready)
         except IbfabricError:

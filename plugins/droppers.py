@@ -121,6 +121,9 @@ class LifetimeDropper(Dropper):
         self.selective = _flag(options.get("selective", "true"), "selective")
 
     def protected(self, packet) -> bool:
+        """Whether *packet* is never discarded: with the selective rule on, packets marked
+        ``keep`` and control-class packets.
+        """
         return self.selective and (packet.keep or packet.cls == CONTROL)
 
 

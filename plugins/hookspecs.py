@@ -45,13 +45,17 @@ def ibfabric_register_module_types(register: Callable[..., None]) -> None:
     Called when a simulation builds its type library, before any topology
     file is elaborated.
 
-    :param register: ``register(name, cls, ned=source)``: ``name`` is the
-        qualified type name the NED source declares (``'mypkg.Probe'``),
-        ``cls`` a subclass of :class:`ibfabric.Module` (or of
-        :class:`ibfabric.Channel` for a channel type) and ``ned`` the NED text
-        declaring it.  One ``ned`` text may declare several types; pass it
-        with each of them.
-    :returns: None.
+    Parameters
+    ----------
+    register : callable
+        ``register(name, cls, ned=source)``: ``name`` is the qualified type name the NED source
+        declares (``'mypkg.Probe'``), ``cls`` a subclass of :class:`ibfabric.Module` (or of
+        :class:`ibfabric.Channel` for a channel type) and ``ned`` the NED text declaring it.
+        One ``ned`` text may declare several types; pass it with each of them.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -59,13 +63,17 @@ def ibfabric_register_module_types(register: Callable[..., None]) -> None:
 def ibfabric_register_routing_engines(register: Callable[..., None]) -> None:
     """Register routing engines, which the subnet manager runs.
 
-    :param register: ``register(name, compute, description='')``.
-        ``compute(fabric, options, rng)`` receives a
-        :class:`ibfabric.components.fabric.FabricGraph`, a dict of string
-        options (from the subnet manager's ``routingOptions``) and a
-        ``numpy.random.Generator``, and returns
+    Parameters
+    ----------
+    register : callable
+        ``register(name, compute, description='')``. ``compute(fabric, options, rng)`` receives
+        a :class:`ibfabric.components.fabric.FabricGraph`, a dict of string options (from the
+        subnet manager's ``routingOptions``) and a ``numpy.random.Generator``, and returns
         :class:`ibfabric.components.tables.ForwardingTables`.
-    :returns: None.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -77,16 +85,20 @@ def ibfabric_register_multicast_routing(register: Callable[..., None]) -> None:
     ``multicastRouting`` parameter names, after the unicast routing engine,
     only when groups are declared (``multicastGroups``).
 
-    :param register: ``register(name, compute, description='')``.
-        ``compute(tables, groups, options, rng)`` receives the unicast
-        :class:`ibfabric.components.tables.ForwardingTables`, a tuple of
-        :class:`ibfabric.components.mgroups.MulticastGroup` (members,
-        senders, MLID if declared), a dict of string options (the subnet
-        manager's ``multicastOptions``) and a ``numpy.random.Generator``; it
-        returns :class:`ibfabric.components.mfts.MulticastTables` whose
-        ``groups`` are the same groups with their MLIDs assigned
+    Parameters
+    ----------
+    register : callable
+        ``register(name, compute, description='')``. ``compute(tables, groups, options, rng)``
+        receives the unicast :class:`ibfabric.components.tables.ForwardingTables`, a tuple of
+        :class:`ibfabric.components.mgroups.MulticastGroup` (members, senders, MLID if
+        declared), a dict of string options (the subnet manager's ``multicastOptions``) and a
+        ``numpy.random.Generator``; it returns :class:`ibfabric.components.mfts.MulticastTables`
+        whose ``groups`` are the same groups with their MLIDs assigned
         (:func:`ibfabric.components.mgroups.assign_mlids`).
-    :returns: None.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -94,19 +106,22 @@ def ibfabric_register_multicast_routing(register: Callable[..., None]) -> None:
 def ibfabric_register_vl_arbiters(register: Callable[..., None]) -> None:
     """Register VL arbiters, which choose the VL an output port sends next.
 
-    :param register: ``register(name, factory, description='')``.
-        ``factory(config)`` receives an
-        :class:`ibfabric.plugins.arbiters.ArbiterConfig` for one port (its
-        VLArbitrationTables, its path and, as ``config.rng``, the port's own
-        ``numpy.random.Generator`` derived from the run's seed) and
-        returns an object with a method ``select(ready) -> int``: ``ready``
-        is a list indexed by data VL holding the packet that VL would send
-        now (None if it has none it may send); ``select`` returns the chosen
-        VL and accounts for that packet being sent.  An arbiter whose choice
-        is always VL 0 when a port has a single data VL, with no state a user
-        could observe, may set ``single_vl_trivial = True`` so that such
-        ports skip the call.
-    :returns: None.
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, description='')``. ``factory(config)`` receives an
+        :class:`ibfabric.plugins.arbiters.ArbiterConfig` for one port (its VLArbitrationTables,
+        its path and, as ``config.rng``, the port's own ``numpy.random.Generator`` derived from
+        the run's seed) and returns an object with a method ``select(ready) -> int``: ``ready``
+        is a list indexed by data VL holding the packet that VL would send now (None if it has
+        none it may send); ``select`` returns the chosen VL and accounts for that packet being
+        sent.  An arbiter whose choice is always VL 0 when a port has a single data VL, with no
+        state a user could observe, may set ``single_vl_trivial = True`` so that such ports skip
+        the call.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -114,15 +129,19 @@ def ibfabric_register_vl_arbiters(register: Callable[..., None]) -> None:
 def ibfabric_register_packet_droppers(register: Callable[..., None]) -> None:
     """Register packet droppers, which may discard packets in switch buffers.
 
-    :param register: ``register(name, factory, description='')``.
-        ``factory(options, rng)`` receives a dict of string options (the
-        switch's ``dropperOptions``) and a ``numpy.random.Generator`` and
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, description='')``. ``factory(options, rng)`` receives a dict
+        of string options (the switch's ``dropperOptions``) and a ``numpy.random.Generator`` and
         returns a :class:`ibfabric.plugins.droppers.Dropper`: its
-        ``on_arrival(packet, buffer, now)`` may discard an arriving packet,
-        and with ``lifetimes = True`` its ``expiry(packet, buffer,
-        head_since)`` gives the time a packet that reached the head of its
-        VL queue is discarded (HLL, SLL).
-    :returns: None.
+        ``on_arrival(packet, buffer, now)`` may discard an arriving packet, and with
+        ``lifetimes = True`` its ``expiry(packet, buffer, head_since)`` gives the time a packet
+        that reached the head of its VL queue is discarded (HLL, SLL).
+
+    Returns
+    -------
+    None
     """
 
 
@@ -130,17 +149,20 @@ def ibfabric_register_packet_droppers(register: Callable[..., None]) -> None:
 def ibfabric_register_replication_engines(register: Callable[..., None]) -> None:
     """Register multicast replication engines.
 
-    :param register: ``register(name, factory, description='')``.
-        ``factory(options, rng)`` receives a dict of string options (the
-        switch's ``replicationOptions``) and a ``numpy.random.Generator``
-        and returns the engine one switch uses to send the copies of a
-        multicast packet to the ports of its MFT entry: an
-        :class:`ibfabric.plugins.replication.ReplicationEngine` (``attach``,
-        ``register``, ``serve``, ``sendable``, ``held``, ``waits``,
-        ``nodes``; see ``docs/plugins.md``), or one with
-        ``source_copies = True``, for which the source HCA sends unicast
-        copies instead.  Built only for switches with multicast entries.
-    :returns: None.
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, description='')``. ``factory(options, rng)`` receives a dict
+        of string options (the switch's ``replicationOptions``) and a ``numpy.random.Generator``
+        and returns the engine one switch uses to send the copies of a multicast packet to the
+        ports of its MFT entry: an :class:`ibfabric.plugins.replication.ReplicationEngine`
+        (``attach``, ``register``, ``serve``, ``sendable``, ``held``, ``waits``, ``nodes``; see
+        ``docs/plugins.md``), or one with ``source_copies = True``, for which the source HCA
+        sends unicast copies instead.  Built only for switches with multicast entries.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -148,10 +170,15 @@ def ibfabric_register_replication_engines(register: Callable[..., None]) -> None
 def ibfabric_register_path_selectors(register: Callable[..., None]) -> None:
     """Register path selectors, which pick one of several routes to a destination.
 
-    :param register: ``register(name, factory, description='')``; the
-        factory builds the object that chooses among the output ports a
-        multipath forwarding table offers.
-    :returns: None.
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, description='')``; the factory builds the object that chooses
+        among the output ports a multipath forwarding table offers.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -159,14 +186,19 @@ def ibfabric_register_path_selectors(register: Callable[..., None]) -> None:
 def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
     """Register traffic patterns, which choose the destinations of generated traffic.
 
-    :param register: ``register(name, factory, description='')``.
-        ``factory(num_hosts, options, rng)`` receives the number of traffic
-        endpoints, a dict of string options (the HCAs' ``trafficOptions``)
-        and the pattern's own ``numpy.random.Generator``, and returns a
-        :class:`ibfabric.plugins.traffic.TrafficPattern` (the options it
-        takes in ``option_names``; the built-in patterns and their options
-        are described in ``docs/traffic.md``).
-    :returns: None.
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, description='')``. ``factory(num_hosts, options, rng)``
+        receives the number of traffic endpoints, a dict of string options (the HCAs'
+        ``trafficOptions``) and the pattern's own ``numpy.random.Generator``, and returns a
+        :class:`ibfabric.plugins.traffic.TrafficPattern` (the options it takes in
+        ``option_names``; the built-in patterns and their options are described in
+        ``docs/traffic.md``).
+
+    Returns
+    -------
+    None
     """
 
 
@@ -180,16 +212,20 @@ def ibfabric_register_arbitration_policies(register: Callable[..., None]) -> Non
     established only if all agree, and the tables they compute are installed
     in the ports' ``iba-vlarb`` arbiters.
 
-    :param register: ``register(name, factory, description='')``.
-        ``factory(options)`` receives a dict of options (strings from the
-        command line, or values from Python) and returns a policy object with
-        a method ``new_port(rate, classes, name)``: *rate* is the port's link
-        rate in bit/s, *classes* a :class:`ibfabric.components.qos.ClassMap`,
-        *name* the port's name for messages; it returns the port's table state,
-        an object with the methods of
-        :class:`ibfabric.components.qos.PortTable` (``check``, ``reserve``,
-        ``release``, ``tables``, ``reserved``).
-    :returns: None.
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, description='')``. ``factory(options)`` receives a dict of
+        options (strings from the command line, or values from Python) and returns a policy
+        object with a method ``new_port(rate, classes, name)``: *rate* is the port's link rate
+        in bit/s, *classes* a :class:`ibfabric.components.qos.ClassMap`, *name* the port's name
+        for messages; it returns the port's table state, an object with the methods of
+        :class:`ibfabric.components.qos.PortTable` (``check``, ``reserve``, ``release``,
+        ``tables``, ``reserved``).
+
+    Returns
+    -------
+    None
     """
 
 
@@ -204,8 +240,14 @@ def ibfabric_simulation_built(simulation: "Simulation") -> None:
 
     Plugins may subscribe to signals or schedule scripted events here.
 
-    :param simulation: the :class:`ibfabric.Simulation`.
-    :returns: None.
+    Parameters
+    ----------
+    simulation : ibfabric.Simulation
+        The simulation, built and initialised, at time 0 before any event has run.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -216,11 +258,18 @@ def ibfabric_scenario_event(simulation: "Simulation", event: dict[str, Any]) -> 
 
     A subnet manager or an observer may react here (schedule more events, record the time).
 
-    :param simulation: the :class:`ibfabric.Simulation`.
-    :param event: the entry added to ``simulation.scenario_log``: ``time_ns``, ``action``
-        (``fail-link``, ``restore-link``, ``link-up``, ``fail-node``, ``restore-node``,
-        ``node-up``, ``set-traffic``), ``target``, ``result``, and ``lost`` for failures.
-    :returns: None.
+    Parameters
+    ----------
+    simulation : ibfabric.Simulation
+        The simulation the action happened in (``simulation.now`` is its time).
+    event : dict
+        The entry added to ``simulation.scenario_log``: ``time_ns``, ``action`` (``fail-link``,
+        ``restore-link``, ``link-up``, ``fail-node``, ``restore-node``, ``node-up``,
+        ``set-traffic``), ``target``, ``result``, and ``lost`` for failures.
+
+    Returns
+    -------
+    None
     """
 
 
@@ -228,8 +277,15 @@ def ibfabric_scenario_event(simulation: "Simulation", event: dict[str, Any]) -> 
 def ibfabric_run_finished(simulation: "Simulation", summary: dict[str, Any]) -> None:
     """Called after a run ends and the modules' ``finish()`` have run.
 
-    :param simulation: the :class:`ibfabric.Simulation`.
-    :param summary: the run's summary as a dict (the content of
-        ``summary.json``); plugins may add keys to it.
-    :returns: None.
+    Parameters
+    ----------
+    simulation : ibfabric.Simulation
+        The simulation whose run ended.
+    summary : dict
+        The run's summary as a dict (the content of ``summary.json``); plugins may add keys to
+        it.
+
+    Returns
+    -------
+    None
     """

@@ -86,6 +86,9 @@ class PluginSet:
         ----------
         plugins : iterable
             Extra plugin objects (modules or instances) for this simulation.
+            One that an entry point already loaded (an installed package's
+            module) is not registered twice, so a plugin's tests may pass
+            its module whether or not the package is installed.
         block : iterable of str
             Names of plugins not to load (entry-point names, e.g.
             ``'traffic'`` to drop the built-in traffic patterns).
@@ -109,8 +112,8 @@ class PluginSet:
                 raise PluginError(f"cannot load an ibfabric plugin: {type(exc).__name__}: {exc}") from exc
         for i, plugin in enumerate(plugins):
             name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{i}"
-            if pm.is_blocked(name):
-                continue
+            if pm.is_blocked(name) or pm.is_registered(plugin):
+                continue  # blocked, or installed and already loaded from its entry point: once is enough
             try:
                 pm.register(plugin, name=name)
             except ValueError as exc:

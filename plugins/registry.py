@@ -71,6 +71,26 @@ class Registry:
         self._items: dict[str, Registration] = {}
 
     def add(self, name: str, obj: Any, *, plugin: str, description: str = "", **extra: Any) -> None:
+        """Register *obj* as *name*, contributed by *plugin*.
+
+        Parameters
+        ----------
+        name : str
+            The name users choose it by (``--routing minhop``).
+        obj : object
+            The implementation (a factory, a class...; what it must be depends on the role).
+        plugin : str
+            The name of the plugin registering it.
+        description : str
+            One line for ``ibfabric plugins``.
+        **extra
+            Role-specific data kept in :attr:`Registration.extra`.
+
+        Raises
+        ------
+        PluginError
+            If *name* is not a non-empty string or is registered already.
+        """
         if not isinstance(name, str) or not name:
             raise PluginError(f"plugin '{plugin}' registered a {self.role} with an invalid name {name!r}")
         if name in self._items:
@@ -82,6 +102,13 @@ class Registry:
         return self.get(name).obj
 
     def get(self, name: str) -> Registration:
+        """The registration of *name*.
+
+        Raises
+        ------
+        UnknownName
+            If nothing is registered as *name*; the message lists the valid names.
+        """
         try:
             return self._items[name]
         except KeyError:
@@ -98,6 +125,7 @@ class Registry:
         return len(self._items)
 
     def names(self) -> list[str]:
+        """The registered names, sorted."""
         return sorted(self._items)
 
 

@@ -96,6 +96,9 @@ class ReplicationEngine:
         self.rng = rng
 
     def attach(self, switch) -> None:
+        """Attach the engine to *switch*, once, when the switch gets multicast entries, and
+        set up its per-switch state (``heads``: input buffer -> its multicast Head).
+        """
         self.switch = switch
         self.stats = switch.sim.stats
         self.heads: dict = {}  # input buffer -> its multicast Head, while in the input VL
@@ -109,9 +112,14 @@ class ReplicationEngine:
             tx.poke(t)
 
     def held(self) -> int:
+        """Packets the engine keeps outside the input VLs (for the conservation counts): none here."""
         return 0
 
     def nodes(self, now: float, starved):
+        """The engine's own buffers that wait, for the deadlock watchdog: ``(key, description, keys
+        waited for, needs_all)`` each; none here.  *starved* ``(tx, vl, need)`` gives the
+        downstream buffer port *tx* lacks credits from, or None.
+        """
         return ()
 
     def copy_out(self, tx, p, vl: int, now: float, xend: float, last: bool) -> float:
@@ -153,6 +161,14 @@ class Asynchronous(ReplicationEngine):
         return now
 
     def serve(self, tx, now: float):
+        """Send at most one copy on *tx*: of the first head that may use it and has the credits.
+
+        Returns
+        -------
+        tuple
+            ``(end, next, hold)``: the end of the copy's transmission (None if none
+            was sent), when to look again, and False (unicast never waits).
+        """
         nxt = INF
         for h in tx.mq:
             t = self._may(h, tx, now)
@@ -222,18 +238,24 @@ class Asynchronous(ReplicationEngine):
         return out, nxt
 
     def send_offer(self, tx, h, vl: int, now: float) -> float:
+        """Send the copy of head *h* that the VL arbiter chose, on VL *vl*; return when the link is free."""
         return self._send(tx, h, vl, now)
 
     def sendable(self, tx, now: float):
+        """``(could a copy start on tx now, False)``, without side effects (audits)."""
         for h in tx.mq:
             if self._may(h, tx, now) <= now and h.p.credits <= tx._credits_at(h.vl[tx], now):
                 return True, False
         return False, False
 
     def held(self) -> int:
+        """Packets in the extra buffers of the input ports."""
         return sum(1 for h in self.extra.values() if h is not None)
 
     def waits(self, h, now: float, starved):
+        """What head *h* waits for (the deadlock watchdog): ``(keys or None, False)``; the extra buffer of its
+        input port if it needs it and it is taken, else the downstream buffers if every output lacks credits.
+        """
         if h.ready_at() > now:
             return None, False
         if len(h.outs) > 1 and self.extra[h.rx] is not None:
@@ -241,6 +263,7 @@ class Asynchronous(ReplicationEngine):
         return self.any_starved(h, h.outs, now, starved), False
 
     def nodes(self, now: float, starved):
+        """The occupied extra buffers whose packet lacks credits at every remaining output."""
         for rx, h in self.extra.items():
             if h is not None:
                 w = self.any_starved(h, h.outs, now, starved)
@@ -316,6 +339,15 @@ class Synchronous(ReplicationEngine):
         return t
 
     def serve(self, tx, now: float):
+        """Settle the port reservations; start the copies of *tx*'s owner if every port is its own and ready.
+
+        Returns
+        -------
+        tuple
+            ``(end, next, hold)``: the end of this port's copy (None if nothing
+            started), when to look again, and whether unicast must wait (True while
+            a multicast packet holds the port).
+        """
         owners = self.settle(now, True)
         h = tx.owner
         # when another head of this port may become eligible (a credit return not yet taken in would
@@ -362,6 +394,7 @@ class Synchronous(ReplicationEngine):
         return mine
 
     def sendable(self, tx, now: float):
+        """``(could the copies start now with this port looking, hold)``, without side effects (audits)."""
         owners = self.settle(now, False)
         h = owners[tx]
         if h is None:
@@ -372,6 +405,9 @@ class Synchronous(ReplicationEngine):
         return not any(o is not tx and (o.running or o.pending_wake() <= now) for o in h.outs), True
 
     def waits(self, h, now: float, starved):
+        """What head *h* waits for (the deadlock watchdog): the downstream buffers of its outputs that lack
+        credits, all of them needed (lock step).
+        """
         if h.ready_at() > now:
             return None, False
         waits = [k for k in (starved(o, h.vl[o], h.p.credits) for o in h.outs) if k is not None]
@@ -476,6 +512,15 @@ class CentralBuffer(ReplicationEngine):
         return nxt
 
     def serve(self, tx, now: float):
+        """Move ready heads into the central buffer while they fit, then send the head of
+        *tx*'s multicast FIFO if its VL has the credits.
+
+        Returns
+        -------
+        tuple
+            ``(end, next, hold)``: the end of the copy's transmission (None if none
+            was sent), when to look again, and False (unicast never waits).
+        """
         nxt = self._admit(tx, now)
         f = tx.mfifo
         if f:
@@ -521,6 +566,7 @@ class CentralBuffer(ReplicationEngine):
         return self.copy_out(tx, p, vl, now, s.xend, last)
 
     def sendable(self, tx, now: float):
+        """``(could the FIFO's head, or a head that fits the buffer, start now, False)``, without side effects."""
         f = tx.mfifo
         if f:
             s, vl = f[0]
@@ -531,9 +577,13 @@ class CentralBuffer(ReplicationEngine):
         return False, False
 
     def held(self) -> int:
+        """Packets stored in the central buffer."""
         return self.stored
 
     def waits(self, h, now: float, starved):
+        """What head *h* waits for (the deadlock watchdog): the central buffer when it does not fit it, or the
+        shares of the outputs it exceeds (all needed).
+        """
         if h.ready_at() > now or self.fits(h):
             return None, False
         c = h.p.credits
@@ -542,6 +592,9 @@ class CentralBuffer(ReplicationEngine):
         return [("central", id(self), o.port) for o in h.outs if self.qused[o] + c > self.qcap], True
 
     def nodes(self, now: float, starved):
+        """The central buffer and, with quotas, each output's share, when the heads of the
+        multicast FIFOs lack credits downstream.
+        """
         if not self.stored:
             return
         waits = []

@@ -58,6 +58,7 @@ class PathSelector:
 
 
 class First(PathSelector):
+    """``first``: the lowest option index, the escape option first (deterministic)."""
     name = "first"
 
     def select(self, packet, cands, now):
@@ -69,6 +70,7 @@ class First(PathSelector):
 
 
 class RandomSelector(PathSelector):
+    """``random``: a candidate drawn uniformly with the selector's Generator."""
     name = "random"
     deterministic = False
 
@@ -77,6 +79,7 @@ class RandomSelector(PathSelector):
 
 
 class MaxCredit(PathSelector):
+    """``max-credit``: the most free credits downstream; ties to the lowest option index."""
     name = "max-credit"
 
     def select(self, packet, cands, now):
@@ -89,6 +92,7 @@ class MaxCredit(PathSelector):
 
 
 class LeastFrequentlyUsed(PathSelector):
+    """``lfu``: the output VL this selector has sent the fewest packets to; ties to the lowest option index."""
     name = "lfu"
 
     def __init__(self, options=None, rng=None):
@@ -105,11 +109,13 @@ class LeastFrequentlyUsed(PathSelector):
         return best
 
     def chosen(self, option, vl):
+        """Count one more packet sent on *vl* of *option*'s output port."""
         key = (option.tx.port, vl)
         self.uses[key] = self.uses.get(key, 0) + 1
 
 
 class Shortest(PathSelector):
+    """``shortest``: the fewest links from the option's next node to the destination; ties to the lowest option index."""
     name = "shortest"
 
     def select(self, packet, cands, now):

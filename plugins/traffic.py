@@ -110,6 +110,11 @@ class Permutation(TrafficPattern):
         self.target[(self.target == np.arange(num_hosts)) | (self.target >= num_hosts)] = -1
 
     def image(self, src: int) -> int:
+        """The image of source index *src* under the permutation of its ``bits`` index bits.
+
+        A source whose image is itself or not an endpoint (when the number of
+        endpoints is not a power of two) sends nothing.
+        """
         raise NotImplementedError
 
     def active(self, src: int) -> bool:
@@ -125,6 +130,7 @@ class BitReversal(Permutation):
     name = "bit-reversal"
 
     def image(self, src: int) -> int:
+        """*src* with its ``bits`` index bits in reverse order."""
         b = self.bits
         return int(format(src, f"0{b}b")[::-1], 2)
 
@@ -135,6 +141,7 @@ class Transpose(Permutation):
     name = "transpose"
 
     def image(self, src: int) -> int:
+        """*src* with its ``bits`` index bits rotated left by ``bits // 2``."""
         b = self.bits
         k = b // 2
         mask = (1 << b) - 1
@@ -147,6 +154,7 @@ class Shuffle(Permutation):
     name = "shuffle"
 
     def image(self, src: int) -> int:
+        """*src* with its ``bits`` index bits rotated left by one."""
         b = self.bits
         mask = (1 << b) - 1
         return ((src << 1) | (src >> (b - 1))) & mask
@@ -207,9 +215,18 @@ class CheckedPattern:
             raise PluginError(f"{self.what} raised {type(exc).__name__} in {method}(): {one_line(exc)}") from exc
 
     def active(self, src: int) -> bool:
+        """The wrapped pattern's :meth:`~TrafficPattern.active` (True if it has none)."""
         return bool(self._call("active", src)) if hasattr(self.pattern, "active") else True
 
     def destinations(self, src: int, rng: np.random.Generator, n: int) -> np.ndarray:
+        """The wrapped pattern's :meth:`~TrafficPattern.destinations`, checked.
+
+        Raises
+        ------
+        PluginError
+            If the pattern raises (other than an :class:`~ibfabric.IbfabricError`),
+            or returns anything but *n* integer endpoint indices (-1: send nothing).
+        """
         d = np.asarray(self._call("destinations", src, rng, n))
         if d.shape != (n,) or d.dtype.kind not in "iu":
             raise PluginError(f"{self.what}: destinations() returned {d.dtype} values of shape {d.shape},"

@@ -173,3 +173,129 @@ def test_placeholder_values_are_listed():
 
 def test_measurements_page_is_linked():
     assert "docs/measurements.md" in (DOCS.parent / "README.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ module parameters
+
+
+def shipped_params():
+    from ibfabric.docgen import shipped_types
+
+    return [(eff.decl.name, spec.decl) for eff, _, _ in shipped_types()[1] for spec in eff.params.values()]
+
+
+#: Parameters whose name says they are a physical quantity: times, sizes, rates, lengths.
+QUANTITY_NAME = re.compile(r"(delay|size|interval|timeout|time|step|rate|length|mtu|bandwidth)$", re.I)
+
+
+def test_the_shipped_types_are_found():
+    from ibfabric.docgen import shipped_types
+
+    names = {eff.decl.name for eff, _, _ in shipped_types()[1]}
+    assert {"Switch", "HCA", "SubnetManager", "Link", "DelayChannel", "DatarateChannel"} <= names
+    assert len(shipped_params()) > 80
+
+
+def test_parameters_page_is_up_to_date():
+    from ibfabric.docgen import parameters_page
+
+    committed = (DOCS / "parameters.md").read_text(encoding="utf-8")
+    assert committed == parameters_page(), (
+        "docs/parameters.md is out of date: python -m ibfabric.docgen parameters > docs/parameters.md")
+
+
+@pytest.mark.parametrize("owner, decl", shipped_params(), ids=lambda x: getattr(x, "name", x))
+def test_every_parameter_is_documented(owner, decl):
+    assert decl.doc.strip(), f"parameter '{decl.name}' of {owner} ({decl.loc}) has no doc comment"
+    if decl.type in ("int", "double") and QUANTITY_NAME.search(decl.name):
+        assert decl.unit, f"parameter '{decl.name}' of {owner} ({decl.loc}) is a physical quantity without @unit"
+
+
+def test_parameters_page_is_linked():
+    assert "docs/parameters.md" in (DOCS.parent / "README.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ errors and warnings
+
+#: The packages whose modules define ibfabric's exceptions and warnings (the package-dir mapping of
+#: pyproject.toml puts components, plugins, ned_like and topologies outside ibfabric/).
+PACKAGES = ("ibfabric", "ibfabric.components", "ibfabric.plugins", "ibfabric.ned_like", "ibfabric.topologies")
+
+
+def error_classes() -> list[type]:
+    """Every public exception and warning class defined in an ibfabric module."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    found = {}
+    for name in PACKAGES:
+        pkg = importlib.import_module(name)
+        modules = [name] + [m.name for m in pkgutil.walk_packages(pkg.__path__, name + ".")
+                            if not m.name.endswith("__main__")]
+        for modname in modules:
+            mod = importlib.import_module(modname)
+            for cname, obj in vars(mod).items():
+                if (inspect.isclass(obj) and issubclass(obj, (Exception, Warning)) and obj.__module__ == modname
+                        and not cname.startswith("_")):
+                    found[f"{modname}.{cname}"] = obj
+    return [found[k] for k in sorted(found)]
+
+
+def error_sections() -> dict[str, str]:
+    """``### `Name` `` heading of docs/errors.md -> its text up to the next heading of level 2 or 3."""
+    text = (DOCS / "errors.md").read_text(encoding="utf-8")
+    out = {}
+    for part in re.split(r"^#{2,3} ", text, flags=re.M)[1:]:
+        head, _, body = part.partition("\n")
+        m = re.fullmatch(r"`(\w+)`", head.strip())
+        if m:
+            out[m.group(1)] = body
+    return out
+
+
+def test_the_error_classes_are_found():
+    names = {c.__name__ for c in error_classes()}
+    assert {"ConfigError", "PluginError", "TopologyError", "DeadlockError", "NedError", "UnknownName",
+            "ExperimentError", "IbfabricWarning"} <= names
+
+
+@pytest.mark.parametrize("cls", error_classes(), ids=lambda c: c.__name__)
+def test_every_error_and_warning_has_a_section(cls):
+    sections = error_sections()
+    assert cls.__name__ in sections, f"docs/errors.md has no '### `{cls.__name__}`' section ({cls.__module__})"
+    body = sections[cls.__name__]
+    assert "```" in body, f"the section of {cls.__name__} in docs/errors.md shows no example"
+    assert f"`{cls.__module__}" in body or f"`{cls.__module__.rsplit('.', 1)[0]}" in body, (
+        f"the section of {cls.__name__} in docs/errors.md does not say where it is defined")
+
+
+def test_warning_messages_are_the_real_ones():
+    import warnings
+
+    from ibfabric.checks import result_warnings
+
+    page = (DOCS / "errors.md").read_text(encoding="utf-8")
+    fixed = result_warnings(None, {"window_ns": 1.0, "saturated": True, "deadlock": None, "conservation_ok": False})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.2",
+                                                            "**.routing": "minhop"}, warmup="20us")
+        sim.run("10us")
+    assert len(fixed) == 2 and len(sim.warnings) == 2  # a routing cycle, and the empty window
+    for message in fixed + sim.warnings:
+        assert f"ibfabric: warning: {message}\n" in page, f"docs/errors.md does not show {message!r}"
+
+
+def test_errors_page_is_linked():
+    assert "docs/errors.md" in (DOCS.parent / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("text", ["numPorts + 1", "2 * (a + b) - c % 3", "-(x + 1)", "a ? 1 : b ? 2 : 3",
+                                  "x > 0 && !(y || z)", "2 ^ (n - 1)", "min(a, 4096B)", "sw[index].lid",
+                                  "sizeof(port) + this.n", '"fifo" + string(5ns/m)'])
+def test_defaults_are_written_back_as_ned(text):
+    from ibfabric.docgen import expr_text
+    from ibfabric.ned_like import parse_expression
+
+    assert expr_text(parse_expression(text)) == text

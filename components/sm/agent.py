@@ -75,6 +75,7 @@ class Agent:
     # ------------------------------------------------------------ intake
 
     def alive(self) -> bool:
+        """Whether the agent's node is up (a failed node's agent ignores every SMP)."""
         return self.node not in self.sim.failed_nodes
 
     def receive(self, p, in_port: int, now: float) -> None:
@@ -123,6 +124,13 @@ class Agent:
         self.send_out(smp, smp.rpath[-1], now)
 
     def process(self, smp: Smp, in_port: int | None, now: float) -> dict:
+        """The data of the response to *smp*, which arrived on *in_port* (None: from the SM's own node).
+
+        NodeInfo is answered; PortInfo is answered after a ``SubnSet`` is applied
+        (:meth:`set_port`); a switch installs the LFT and RFT blocks and the
+        default port that are set.  Anything else is answered
+        ``{"status": "unsupported"}``.
+        """
         if smp.attr == NODE_INFO:
             return {"guid": self.guid, "is_switch": self.node.is_switch, "num_ports": int(self.node.params["numPorts"]),
                     "local_port": in_port, "name": self.node.path}
@@ -142,6 +150,9 @@ class Agent:
         return {"status": "unsupported"}
 
     def port_info(self, port: int) -> dict:
+        """The PortInfo of *port* as a dict: ``port``, ``lid``, ``lmc``, ``state`` and, for a
+        port with a link, its ``width``, ``speed`` and ``rate``.
+        """
         node = self.node
         tx = node.tx.get(port) if port else None
         lid, lmc = self.lids.get(0 if node.is_switch else port, (0, 0))
@@ -153,6 +164,9 @@ class Agent:
         return out
 
     def set_port(self, port: int, data: dict, now: float) -> None:
+        """Apply a PortInfo ``SubnSet`` of *port*: its LID and LMC (the switch's for a switch)
+        and its state; the SM cannot bring a port whose link is down back up.
+        """
         from ..failures import set_state
 
         node = self.node
@@ -175,12 +189,21 @@ class Agent:
         self.sm.lose(smp, "bad-path")  # a channel adapter never forwards a directed-route SMP
 
     def send_out(self, smp: Smp, port: int, now: float) -> None:
+        """Send *smp* out of *port* at *now* (on the wire, VL15).
+
+        Raises
+        ------
+        NotImplementedError
+            In this base class; the switch and CA agents implement it.
+        """
         raise NotImplementedError
 
     def at_manager(self, smp: Smp) -> None:
+        """A returning SMP reached the end of its path here, which is not the SM: it is lost (``bad-path``)."""
         self.sm.lose(smp, "bad-path")
 
     def lid_routed(self, smp: Smp, slid: int, now: float) -> None:
+        """A LID-routed SMP from *slid* reached this node: nothing to do in this base class."""
         pass
 
     def port_changed(self, port: int, old: PortState, new: PortState, now: float) -> None:
@@ -229,6 +252,7 @@ class SwitchAgent(Agent):
             tx.poke(xf if xf > now else now)
 
     def lid_routed(self, smp, slid, now):
+        """A ``SubnTrapRepress`` for a pending trap of this switch stops its resending."""
         if smp.method == TRAP_REPRESS:
             entry = self.traps.get(smp.modifier)
             if entry is not None and entry[0] == smp.tid:
@@ -299,11 +323,15 @@ class HcaAgent(Agent):
         tx.enqueue(smp_packet(smp, self.lids.get(port, (0, 0))[0], dlid, now))
 
     def at_manager(self, smp):
+        """A returning SMP reached its first hop: the SM takes the response if it runs on this
+        node; elsewhere the SMP is lost (``bad-path``).
+        """
         if self.node is self.sm.host:
             self.sm.on_response(smp)
         else:
             self.sm.lose(smp, "bad-path")
 
     def lid_routed(self, smp, slid, now):
+        """A trap reaching the SM's own node is handed to the SM."""
         if self.node is self.sm.host and smp.method == TRAP:
             self.sm.on_trap(smp, slid)

@@ -234,10 +234,28 @@ class DynamicSM:
     # ------------------------------------------------------------ SMP transactions
 
     def next_tid(self) -> int:
+        """A new transaction identifier: 1, 2, 3... in the order of the calls."""
         self.tid += 1
         return self.tid
 
     def request(self, path, method, attr, modifier=0, data=None, cb=None) -> None:
+        """Queue a directed-route SMP and send it when fewer than ``maxWireSmps`` are outstanding.
+
+        Parameters
+        ----------
+        path : sequence of int
+            The output ports of the directed route from the SM's node; empty for
+            the SM's own node (answered by its agent, with no wire).
+        method, attr : str
+            The MAD method (``SubnGet``, ``SubnSet``...) and attribute.
+        modifier : int
+            The attribute modifier (a port number for port attributes).
+        data : optional
+            The payload of a ``SubnSet``.
+        cb : callable, optional
+            Called as ``cb(data, request)`` with the response's data, or with None
+            once the retries of an unanswered SMP are exhausted.
+        """
         self.pending.append(_Request(tuple(path), method, attr, modifier, data, cb, self.next_tid()))
         self._pump()
 

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from ibfabric.cli import qos as qos_cli
+from ibfabric.cli import topo as topo_cli
 from ibfabric.checks import MAX_LOAD
 from ibfabric.errors import ConfigError, DeadlockError
 
@@ -43,6 +44,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument("topology", nargs="?", default=None, metavar="TOPOLOGY")
     p.add_argument("--network", help="network to build when the file declares several")
+    topo_cli.add_names_option(p)
     p.add_argument("--routing", metavar="NAME", help="routing engine of the subnet manager")
     p.add_argument("--arbiter", metavar="NAME", help="VL arbiter of every port")
     p.add_argument("--dropper", metavar="NAME", help="packet dropper of every switch")
@@ -159,7 +161,7 @@ def run(args) -> int:
         check_out_dir(args.out)
     sim = Simulation(
         topology, overrides=sets, optional_overrides=soft, defaults=weak, network=args.network, seed=args.seed,
-        warmup=warmup, check=args.check,
+        warmup=warmup, check=args.check, names=args.names,
     )
     if not sim.ib_nodes:  # nothing would be sent: a table of zeros would look like a result
         from ibfabric.topologies import no_ib_nodes

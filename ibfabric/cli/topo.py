@@ -15,13 +15,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     show = tsub.add_parser("show", help="summarise a topology")
     show.add_argument("file", metavar="FILE")
     show.add_argument("--network", help="network to show when the file declares several")
-    _names_option(show)
+    add_names_option(show)
     show.set_defaults(_topo=_show)
     conv = tsub.add_parser("convert", help="write a topology (e.g. an ibnetdiscover dump) as .ned")
     conv.add_argument("file", metavar="FILE")
     conv.add_argument("-o", "--output", required=True, metavar="OUT.ned")
     conv.add_argument("--network", help="network to convert when the file declares several")
-    _names_option(conv)
+    add_names_option(conv)
     conv.set_defaults(_topo=_convert)
     try:
         gen = importlib.import_module("ibfabric.cli.generate")
@@ -34,7 +34,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _names_option(p) -> None:
+def add_names_option(p) -> None:
+    """``--names desc|guid|lid`` (``ibfabric topo show``, ``topo convert`` and ``run``)."""
     p.add_argument("--names", choices=NAMINGS, default=None,
                    help="how to name the nodes of an ibnetdiscover dump: by node description with a short GUID"
                         " suffix where several share one (desc, the default), sw_/ca_<GUID> (guid) or"

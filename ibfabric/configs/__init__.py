@@ -182,7 +182,7 @@ def shipped() -> dict[str, Config]:
 
 def load_file(path: str | os.PathLike) -> dict[str, Config]:
     """The configurations of a TOML file by name, in file order, ``extends`` not resolved
-    (:class:`ConfigError` ``file:line:col: message`` if it is invalid)."""
+    (:class:`~ibfabric.errors.ConfigError` ``file:line:col: message`` if it is invalid)."""
     path = str(path)
     try:
         st = os.stat(path)

@@ -181,6 +181,7 @@ class AlfaroPort:
         return SLOTS_PER_FRAME - self.used
 
     def free_entries(self, high: bool = False) -> int:
+        """The number of free positions of the high-priority table (*high*) or the low-priority one."""
         return sum(1 for e in (self.high if high else self.low) if e is None)
 
     def _room(self, high: bool, sl: int) -> int:
@@ -190,6 +191,13 @@ class AlfaroPort:
         return MAX_WEIGHT - (self.high if high else self.low)[idx].weight
 
     def check(self, demand: Demand) -> str | None:
+        """Why *demand* cannot be reserved on this port, or None if it can.
+
+        It needs ``slots_for(bandwidth, rate)`` free slots of the frame, and
+        enough free entries of its priority's table for the slots the open entry
+        of its SL cannot take (at most ``MAX_WEIGHT`` slots per entry).  The
+        reason reads ``bandwidth: ...`` or ``entries: ...``.
+        """
         slots = slots_for(demand.bandwidth, self.rate)
         free = self.free_slots()
         if slots > free:
@@ -202,6 +210,15 @@ class AlfaroPort:
         return None
 
     def reserve(self, demand: Demand) -> None:
+        """Reserve the slots of *demand*: fill the open entry of its SL, then new entries.
+
+        Call :meth:`check` first: this method assumes there is room.
+
+        Raises
+        ------
+        ConfigError
+            If the connection is reserved on this port already.
+        """
         if demand.conn in self.alloc:
             raise ConfigError(f"{self.name}: connection {demand.conn} is already reserved")
         slots = slots_for(demand.bandwidth, self.rate)
@@ -229,6 +246,7 @@ class AlfaroPort:
         self.used += slots
 
     def release(self, conn: int) -> None:
+        """Free the slots and entries of connection *conn* (nothing if it holds none)."""
         for high, idx, take in self.alloc.pop(conn, ()):
             table = self.high if high else self.low
             e = table[idx]

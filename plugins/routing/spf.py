@@ -31,7 +31,7 @@ def link_costs(fabric: FabricGraph, view: SwitchView, cost: str | Callable[[Link
 
     ``'hops'``: 1 per link.  ``'1/rate'``: the fastest link's data rate over
     this link's (1 for the fastest links).  A callable gets each
-    switch-to-switch :class:`Link` and returns a positive cost.
+    switch-to-switch :class:`~ibfabric.components.fabric.Link` and returns a positive cost.
     """
     w = np.full((view.S, view.P), np.inf)
     rows = fabric.switch_row
@@ -96,7 +96,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         ``cost``: ``'hops'`` (default), ``'1/rate'`` (inverse link data
         rate, normalised so the fastest links cost 1) or, when called from
         Python, a function ``cost(link) -> float`` (positive) of each
-        switch-to-switch :class:`Link`.
+        switch-to-switch :class:`~ibfabric.components.fabric.Link`.
     rng : numpy.random.Generator
         Unused (the engine is deterministic).
 

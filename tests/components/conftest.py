@@ -6,43 +6,12 @@ import pytest
 
 from ibfabric.components.packet import Packet
 from ibfabric.simulation import Simulation
+from ibfabric.testing import CHAIN_NED, STAR_NED, build_simulation
 
-CHAIN = """
-// host a -> n switches in a line -> host b, all links 1x SDR (4 ns per byte)
-network chain
-{
-    parameters:
-        int n = 1;
-        double la @unit(m) = 2m;
-        double lb @unit(m) = 7m;
-    submodules:
-        sw[n]: Switch { numPorts = 4; }
-        a: HCA;
-        b: HCA;
-    connections:
-        a.port[1] <--> Link { width = "1x"; speed = "SDR"; length = la; } <--> sw[0].port[1];
-        for i=0..n-2 {
-            sw[i].port[2] <--> Link { width = "1x"; speed = "SDR"; length = 3m; } <--> sw[i+1].port[1];
-        }
-        sw[n-1].port[2] <--> Link { width = "1x"; speed = "SDR"; length = lb; } <--> b.port[1];
-}
-"""
-
-STAR = """
-// k hosts on one switch
-network star
-{
-    parameters:
-        int k = 4;
-    submodules:
-        sw: Switch { numPorts = k; }
-        h[k]: HCA;
-    connections:
-        for i=0..k-1 {
-            h[i].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw.port[i+1];
-        }
-}
-"""
+# the chain and the star are ibfabric's exported test topologies (ibfabric.testing, also the fixtures
+# plugin authors use); RING and RING_MIXED are the data path's own
+CHAIN = CHAIN_NED
+STAR = STAR_NED
 
 RING = """
 // a ring of n switches, one host each; host i on switch i
@@ -80,6 +49,6 @@ def chain():
     def build(n=1, **overrides):
         ov = {"**.n": str(n)}
         ov.update(overrides)
-        return Simulation(CHAIN, overrides=ov, check=True)
+        return build_simulation(CHAIN, overrides=ov, check=True)
 
     return build

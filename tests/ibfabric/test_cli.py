@@ -12,6 +12,7 @@ import pytest
 from ibfabric.cli import main
 
 FIG1 = str(Path(__file__).resolve().parents[2] / "topologies" / "bermudez2006_fig1.ned")
+TWO_NODE = str(Path(__file__).resolve().parents[1] / "data" / "ibnetdiscover" / "two_node.ibnetdiscover")
 REQUIRED = ("packets_injected", "packets_delivered", "packets_dropped", "packets_in_flight", "latency_ns",
             "offered_load", "accepted_load", "events", "sim_time_ns", "wall_s")
 
@@ -88,6 +89,14 @@ class TestRun:
         assert deadlock.startswith("ibfabric: deadlock: at ") and " -> " in deadlock
         assert json.loads((tmp_path / "summary.json").read_text())["deadlock"]["cycle"]
 
+    @pytest.mark.parametrize("names, host", [("lid", "ca_lid8"), ("guid", "ca_0002c90300001dd0"), (None, "node1")])
+    def test_names_of_a_dump(self, capsys, names, host):
+        # the --set pattern names a host as the chosen naming calls it: one that matched nothing would be an error
+        argv = ["run", TWO_NODE, "--time", "20us", "--json", "--set", f"**.{host}.load=0.3"]
+        code, out, err = run(capsys, *argv, *(["--names", names] if names else []))
+        assert code == 0, err
+        assert json.loads(out)["packets_delivered"] > 0
+
 
 class TestErrors:
     @pytest.mark.parametrize(
@@ -101,6 +110,8 @@ class TestErrors:
             (["run", FIG1, "--routing", "ospf"], "ibfabric: error: unknown routing engine 'ospf' (valid:"),
             (["run", FIG1, "--set", "**.routingDelay=4096B"], "ibfabric: error:"),
             (["run", FIG1, "--time", "soon"], "ibfabric: error: --time soon: 'soon' is not a quantity"),
+            (["run", FIG1, "--names", "lid"], f"ibfabric: error: {FIG1}: choosing node names (names='lid') applies"
+                                              " to ibnetdiscover dumps"),
         ],
     )
     def test_one_line_errors(self, capsys, argv, message):

@@ -48,3 +48,36 @@ class TestLanguageReference:
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+class TestDocumentationComments:
+    """The comments above a declaration and after a parameter on its line are its documentation."""
+
+    def test_the_reference_example(self):
+        block = next(b for b in ned_blocks() if "simple Probe" in b)
+        probe = parse(block).types[0]
+        assert probe.doc == "A probe that counts the packets it sees."
+        docs = {p.name: p.doc for p in probe.params}
+        assert docs == {
+            "delay": "how long a packet is held before it is counted; 0ns counts on\narrival",
+            "limit": "packets to count; 0 = no limit",
+            "label": "shown in the results",
+        }
+
+    def test_both_forms_paragraphs_and_several_declarations_on_a_line(self):
+        t = parse(
+            "//\n// First.\n//\n// Second.\n//\nsimple A\n{\n"
+            "    parameters:\n"
+            "        // above\n"
+            "        int a = 1;  // after\n"
+            "        int b = 2; int c = 3; // the last one's\n"
+            "        int d;\n"
+            "}\n"
+        ).types[0]
+        assert t.doc == "First.\n\nSecond."
+        assert [(p.name, p.doc) for p in t.params] == [
+            ("a", "above\nafter"), ("b", ""), ("c", "the last one's"), ("d", "")]
+
+    def test_a_trailing_comment_is_not_the_next_declarations(self):
+        t = parse("simple A {\n  int a; // of a\n  int b;\n}\n").types[0]
+        assert [p.doc for p in t.params] == ["of a", ""]

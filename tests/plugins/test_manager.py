@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,13 +36,41 @@ class TestHookSpecs:
     def spec_functions(self):
         return [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("ibfabric_")]
 
+    @staticmethod
+    def numpy_sections(doc: str) -> dict[str, list[str]]:
+        """NumPy docstring sections (``Parameters``, ``Returns``...) -> their lines."""
+        lines = doc.splitlines()
+        out: dict[str, list[str]] = {"": []}
+        current = ""
+        for i, line in enumerate(lines):
+            if i + 1 < len(lines) and lines[i + 1].strip() and set(lines[i + 1].strip()) == {"-"} and line.strip():
+                current = line.strip()
+                out[current] = []
+            elif not (line.strip() and set(line.strip()) == {"-"}):
+                out[current].append(line)
+        return out
+
     def test_every_hook_is_documented(self):
         for f in self.spec_functions():
             doc = inspect.getdoc(f) or ""
-            assert len(doc.splitlines()) > 2, f.__name__
-            for arg in inspect.signature(f).parameters:
-                assert f":param {arg}:" in doc, (f.__name__, arg)
-            assert ":returns:" in doc, f.__name__
+            sections = self.numpy_sections(doc)
+            assert len([x for x in sections[""] if x.strip()]) >= 1, f"{f.__name__}: no summary"
+            params = sections.get("Parameters")
+            assert params, f"{f.__name__}: no NumPy 'Parameters' section"
+            described: dict[str, list[str]] = {}
+            for line in params:
+                m = re.match(r"(\w+) : \S", line)
+                if m:
+                    name = m.group(1)
+                    described[name] = []
+                elif line.startswith("    ") and described:
+                    described[name].append(line.strip())
+            assert list(described) == list(inspect.signature(f).parameters), (
+                f"{f.__name__}: 'Parameters' names {list(described)}, the hook takes"
+                f" {list(inspect.signature(f).parameters)}")
+            for name, text in described.items():
+                assert " ".join(text).strip(), f"{f.__name__}: parameter '{name}' has no description"
+            assert "Returns" in sections, f"{f.__name__}: no NumPy 'Returns' section"
 
     def test_every_contribution_hook_has_a_role(self):
         hooks = {f.__name__ for f in self.spec_functions() if f.__name__.startswith("ibfabric_register_")}
@@ -113,41 +142,13 @@ class TestRegistry:
                        " connections: a.port[1] <--> Link <--> b.port[1]; }")
 
 
-def _can_build_offline() -> bool:
-    """Whether this environment's setuptools can build a wheel by itself (else pip fetches one)."""
-    try:
-        import setuptools
-    except ImportError:
-        return False
-    major = int(setuptools.__version__.split(".")[0])
-    if major >= 71:
-        return True
-    try:
-        import wheel  # noqa: F401
-    except ImportError:
-        return False
-    return major >= 61
-
-
-@pytest.fixture(scope="module")
-def demo_site(tmp_path_factory):
-    """The demo plugin package pip-installed into a directory of its own."""
-    target = tmp_path_factory.mktemp("site")
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(DEMO)]
-    if _can_build_offline():
-        cmd.insert(4, "--no-build-isolation")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return target
-
-
 class TestThirdPartyPackage:
     def test_listed_by_the_cli(self, demo_site):
         env = dict(os.environ, PYTHONPATH=str(demo_site))
         out = subprocess.run([sys.executable, "-m", "ibfabric", "plugins"], env=env, check=True,
                              capture_output=True, text=True).stdout
-        for name in ("demo-bfs", "strict-priority", "neighbour", "random-early", "copy-everywhere",
-                     "first-path", "flat-share", "demo.DeliveryCounter", "ibfabric-demo-plugin==1.0.0"):
+        for name in ("demo-bfs", "strict-priority", "lottery", "neighbour", "random-early", "from-input",
+                     "credit-lottery", "flat-share", "demo.DeliveryCounter", "ibfabric-demo-plugin==1.0.0"):
             assert name in out, name
 
     def test_usable_without_changing_ibfabric(self, demo_site, monkeypatch):
@@ -170,6 +171,28 @@ class TestThirdPartyPackage:
         monkeypatch.syspath_prepend(str(demo_site))
         assert "demo-bfs" in PluginSet.load().routing_engines
         assert "demo-bfs" not in PluginSet.load(block=["demo"]).routing_engines
+
+    def test_an_installed_plugin_passed_again_is_loaded_once(self, demo_site, monkeypatch):
+        monkeypatch.syspath_prepend(str(demo_site))
+        import ibfabric_demo
+
+        plugins = PluginSet.load(plugins=[ibfabric_demo])  # was: "cannot register plugin 'ibfabric_demo'"
+        assert plugins.pm.get_name(ibfabric_demo) == "demo"  # registered once, under its entry point's name
+        assert plugins.routing_engines.get("demo-bfs").plugin == "demo"
+
+    def test_its_own_tests_pass_with_the_exported_fixtures(self, demo_site, tmp_path):
+        """The demo package's tests use only ibfabric's fixtures, which pytest finds through
+        ibfabric's ``pytest11`` entry point (the tests have no conftest.py)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env["PYTHONPATH"] = str(demo_site)  # the installed package, not the source tree
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(DEMO / "tests")]
+        proc = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        counts = dict((word, int(n)) for n, word in re.findall(r"(\d+) (passed|failed|errors?|skipped)", proc.stdout))
+        assert counts.get("passed", 0) > 0 and set(counts) == {"passed"}, proc.stdout[-2000:]
+        # without ibfabric's plugin the same tests cannot find their fixtures
+        blocked = subprocess.run(cmd + ["-p", "no:ibfabric", "-x"], env=env, cwd=tmp_path, capture_output=True, text=True)
+        assert blocked.returncode != 0 and "fixture 'small_fabric' not found" in blocked.stdout, blocked.stdout[-2000:]
 
 
 class TestPluginFailuresAtRunTime:

@@ -141,6 +141,12 @@ class TestNames:
             load_network(TWO, names="port")
         with pytest.raises(ConfigError, match="applies to ibnetdiscover dumps"):
             load_network("irregular16", names="lid")
+        from ibfabric.simulation import Simulation
+
+        with pytest.raises(ConfigError, match="applies to ibnetdiscover dumps, not to an elaborated network"):
+            Simulation(load_network(TWO), names="lid")
+        assert {m.name for m in Simulation(TWO, names="guid").network.simple_modules()} >= {
+            "sw_0008f10500200134", "ca_0002c90300001dd0"}
 
     def test_command_line(self, tmp_path, capsys):
         out = tmp_path / "two.ned"

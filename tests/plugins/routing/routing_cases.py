@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.routecheck import check_routes
+from ibfabric.testing import assert_delivers  # noqa: F401  (every endpoint pair delivered, no loops)
 from ibfabric.topologies.generators import irregular
 
 #: (switches, links per switch, hosts per switch, seed) of small random irregular fabrics.
@@ -18,14 +18,6 @@ def random_fabric(switches: int, links: int, hosts: int, seed: int, lmc: int = 0
 
 def node_of_lid(g: FabricGraph, lid: int) -> int:
     return int(g.ep_node[g.lid_owner[lid]])
-
-
-def assert_delivers(tables) -> None:
-    """Every endpoint pair is delivered, without loops."""
-    r = check_routes(tables)
-    assert len(r.unreachable) == 0, r.summary(tables.fabric)
-    assert len(r.loops) == 0, r.summary(tables.fabric)
-    return r
 
 
 def chain_fabric() -> FabricGraph:
