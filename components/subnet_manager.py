@@ -142,10 +142,10 @@ class SubnetManager(Module):
         nodes = sim.ib_nodes
         for row, node_index in enumerate(fabric.switches):
             node = nodes[int(node_index)]
-            ports = full[row].tolist()
+            ports = full[row]  # install_lft keeps it as bytes: no Python list of every LID per switch
             own = range(node.lid, node.lid + (1 << node.lmc))
             for lid in own:
-                if lid < len(ports) and ports[lid] not in (0, NO_PORT):
+                if lid < len(ports) and int(ports[lid]) not in (0, NO_PORT):
                     raise PluginError(f"routing engine '{tables.engine}' routes LID {lid} of {node.path} away from it")
             absorbed = [lid for lid in np.flatnonzero(full[row] == 0).tolist() if lid not in own]
             if absorbed:

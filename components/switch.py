@@ -60,6 +60,7 @@ class SwitchRx:
     __slots__ = (
         "node", "port", "bufs", "vl15", "upstream", "delay", "xbar_free", "lft",
         "tx_by_port", "sl2vl_out", "route_delay", "xbar_bt", "dropper", "drop_check", "sim", "routes",
+        "table", "index",
     )
 
     def __init__(self, node: "Switch", port: int, nvl: int, buf_credits: int, vl15_credits: int, delay: float):
@@ -72,7 +73,10 @@ class SwitchRx:
         self.delay = delay
         self.xbar_free = 0.0
         self.lft: list[int] = []
-        self.routes: list[tuple] = []
+        self.routes: list[tuple] | None = None
+        #: the route of DLID d is ``table[index[d]]`` (see :meth:`rebuild_routes`)
+        self.table: list[tuple] = []
+        self.index = b""
         self.tx_by_port: list[SwitchTx | None] = []
         self.sl2vl_out: list[list[int] | None] = []
         self.route_delay = node.route_delay
@@ -94,33 +98,47 @@ class SwitchRx:
         return self.bufs[vl].occ
 
     def rebuild_routes(self) -> None:
-        """Precompute, per DLID, (output port, its transmitter, the SL-to-VL table of this input to it).
+        """Precompute the route of every DLID: (output port, its transmitter, the SL-to-VL table of
+        this input to it), found as ``table[index[dlid]]``.
 
-        Input ports whose SL-to-VL tables are the same objects share one list
-        (the usual case), so a switch builds it once, not once per port.
+        Without routing options, ``index`` is the forwarding table itself (one byte per LID) and
+        ``table`` has one entry per byte value, so a switch keeps no per-LID Python object (8 bytes
+        a LID would be 8 times the table on a large fabric) and input ports whose SL-to-VL tables are
+        the same objects (the usual case) share one ``table``.  With routing options a DLID's route
+        may be its own (its options): ``table`` is then one entry per DLID (also ``routes``) and
+        ``index`` counts them.
         """
-        key = (id(self.lft), tuple(id(t) for t in self.sl2vl_out))
-        cache = self.node._route_cache
-        routes = cache.get(key)
-        if routes is None:
-            tx_by_port = self.tx_by_port
+        node = self.node
+        if node.option_bits:
+            key = (id(self.lft), tuple(map(id, self.sl2vl_out)))
+        else:
+            key = tuple(map(id, self.sl2vl_out))
+        cache = node._route_cache
+        table = cache.get(key)
+        if table is None:
             per_port = [_LOCAL] + [
                 (port, tx, self.sl2vl_out[port]) if tx is not None else _NO_ROUTE
-                for port, tx in enumerate(tx_by_port) if port > 0
+                for port, tx in enumerate(self.tx_by_port) if port > 0
             ]
-            n = len(per_port)
-            routes = [per_port[p] if p < n else _NO_ROUTE for p in self.lft]
-            if self.node.option_bits:
+            table = per_port + [_NO_ROUTE] * max(0, 256 - len(per_port))  # every byte value of the table
+            if node.option_bits:
                 from .options import add_options
 
-                add_options(self.node, routes, self.lft, per_port)
-            cache[key] = routes
-        self.routes = routes
+                table = list(map(table.__getitem__, self.lft))
+                add_options(node, table, self.lft, per_port)
+            cache[key] = table
+        self.table = table
+        if node.option_bits:
+            self.routes = table
+            self.index = range(len(table))
+        else:
+            self.routes = None
+            self.index = self.lft
 
     def receive(self, p, now: float) -> None:
         """Store *p*, whose first bit arrives at ``p.head_at``, and route it."""
         try:
-            port, op, sl2vl = self.routes[p.dlid]
+            port, op, sl2vl = self.table[self.index[p.dlid]]
         except IndexError:
             if p.vl == VL15 and self.node.sma is not None and getattr(p, "smp", None) is not None:
                 # a directed-route SMP (DLID 0xFFFF): the switch's agent (components/sm)
@@ -379,7 +397,7 @@ def cross(buf: InputBuffer, p, now: float) -> float:
     port.  Shared by input-queued and output-buffered ports.
     """
     q = buf.q
-    q.popleft()
+    del q[0]  # a deque, or the list of a virtual output queue (components/voq.py)
     rx = buf.rx
     cr = p.credits
     xend = now + p.size * rx.xbar_bt
@@ -553,12 +571,13 @@ class Switch(IBNode):
                 tx.escape_reserve = -(-getattr(peer, "escape_buffer", 0) // CREDIT_BYTES)
         fastest = min((link.byte_time for _, _, link in self.links.values()), default=1.0)
         xbar_bt = fastest / self.speedup
+        sl2vl_out = [None] * width  # the same tables for every input: one list each, filled once per switch
+        for out, tx in self.tx.items():
+            sl2vl_out[out] = self._sl2vl_table(tx.nvl)
         for port, rx in self.rx.items():
             rx.tx_by_port = tx_by_port
             rx.xbar_bt = xbar_bt
-            rx.sl2vl_out = [None] * width
-            for out, tx in self.tx.items():
-                rx.sl2vl_out[out] = self._sl2vl_table(tx.nvl)
+            rx.sl2vl_out = sl2vl_out.copy()
 
     def _check_escape_halves(self) -> None:
         """Each part of a split VL buffer must hold a whole packet (virtual cut-through)."""

@@ -30,15 +30,26 @@ from .switch import SwitchRx
 __all__ = ["VoqPool", "VoqQueue", "VoqRx"]
 
 
+class _Packets(list):
+    """The packets of a virtual output queue: a list (56 bytes empty, a deque 760), since a switch may
+    hold thousands of mostly empty queues and each holds at most a VL buffer's worth of packets;
+    :func:`~ibfabric.components.switch.cross` takes the head with ``del q[0]``, cold paths with
+    :meth:`popleft`, as from a deque."""
+
+    __slots__ = ()
+
+    def popleft(self):
+        """Remove and return the head packet."""
+        return self.pop(0)
+
+
 class VoqQueue:
     """The packets of one input VL bound for one output port (looks like an input buffer to the ports)."""
 
     __slots__ = ("q", "vl", "rx", "pool", "out", "_occ", "max_occ")
 
     def __init__(self, pool: "VoqPool", out: int):
-        from collections import deque
-
-        self.q = deque()
+        self.q = _Packets()
         self.pool = pool
         self.vl = pool.vl
         self.rx = pool.rx
@@ -82,8 +93,9 @@ class VoqPool:
         self.occ = 0
         self.max_occ = 0
         self.hq_expire = INF  # no lifetimes with VOQs: the deadlock finder reads it of every buffer
-        width = max(ports, default=0) + 1
-        self.voqs: list[VoqQueue | None] = [VoqQueue(self, p) if p in ports else None for p in range(width)]
+        # a queue is made when its first packet arrives: a 64-port switch has 4,096 (input, output)
+        # pairs per VL, and on a large fabric most never carry a packet in a short run
+        self.voqs: list[VoqQueue | None] = [None] * (max(ports, default=0) + 1)
 
     @property
     def q(self) -> list:
@@ -115,7 +127,7 @@ class VoqRx(SwitchRx):
 
     def receive(self, p, now: float) -> None:
         try:
-            port, op, sl2vl = self.routes[p.dlid]
+            port, op, sl2vl = self.table[self.index[p.dlid]]
         except IndexError:
             op = None
         vl = p.vl
@@ -132,6 +144,24 @@ class VoqRx(SwitchRx):
             return
         p.out_port = op
         p.out_vl = ovl
-        self.store(p, pool.voqs[op.port], op, ovl)  # the queue's occ setter counts the pool too
-        if pool.occ > pool.max_occ:
-            pool.max_occ = pool.occ
+        # store it in its output's queue (made on first use); a new head becomes a candidate of its
+        # output port (inline, as in SwitchRx.receive: the per-packet path)
+        out = op.port
+        v = pool.voqs[out]
+        if v is None:
+            v = pool.voqs[out] = VoqQueue(pool, out)
+        t = p.ready_at = p.head_at + self.route_delay
+        q = v.q
+        q.append(p)
+        cr = p.credits
+        occ = v._occ = v._occ + cr
+        if occ > v.max_occ:
+            v.max_occ = occ
+        occ = pool.occ = pool.occ + cr
+        if occ > pool.max_occ:
+            pool.max_occ = occ
+        if len(q) == 1:
+            op.cands[ovl].append(v)
+            if self.xbar_free > t:
+                t = self.xbar_free
+            op.poke(t)

@@ -31,7 +31,7 @@ import salabim
 
 from ibfabric.checks import IbfabricWarning, check_built
 from ibfabric.errors import ConfigError, DeadlockError, TopologyError
-from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng
+from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng, without_gc
 from ibfabric.measure import BacklogMonitor
 from ibfabric.plugins.manager import PluginSet
 from ibfabric.plugins.traffic import checked
@@ -166,6 +166,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
     reported through :meth:`warn` (see :mod:`ibfabric.checks`).
     """
 
+    @without_gc
     def __init__(
         self,
         topology,

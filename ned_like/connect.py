@@ -269,6 +269,7 @@ class Connector:
             body=spec.params, body_scope=scope, overrides=self.elab.overrides,
         )
         values = params.all()
+        params.release()
         self.elab.param_paths.update(f"{path}.{p}" for p in values)
         return ChannelInstance(decl.qualname, values)
 

@@ -116,6 +116,7 @@ class Elaborator:
             loc=decl.loc, levels=[], body=None,
         )
         root = built.final()
+        built.params.release()
         for path, assign in self._literal_checks:
             if path not in self.param_paths:
                 raise NedError(f"deep assignment '{assign.pattern}' matches no parameter ({path})", assign.loc)
@@ -248,6 +249,10 @@ class Elaborator:
             b.final() for entry in subs.values() for b in entry.elements.values()
         )
         built.instance = attrs.evolve(inst, submodules=children, connections=tuple(connections))
+        for entry in subs.values():  # done with them: no reference cycles left to the garbage collector
+            for b in entry.elements.values():
+                b.params.release()
+        subs.clear()
 
     def _with_level(self, levels: list[AssignLevel], prefix: str, assigns, scope: Scope) -> list[AssignLevel]:
         """*levels* plus one for the deep assignments *assigns* written at *prefix* (if any)."""

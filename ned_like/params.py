@@ -95,12 +95,28 @@ class AssignLevel:
         return plain, default
 
 
+#: override_value's results by (pattern, text, type, unit, name): one pattern sets the parameter of every
+#: host of a big fabric, and parsing the same text again for each costs more than the rest of its lookup
+_OVERRIDE_VALUES: dict[tuple, Value] = {}
+
+
 def override_value(pattern: str, text: str, ptype: str, unit: str | None, name: str, path: str) -> Value:
     """The value an override text gives a parameter (see :class:`~ibfabric.ned_like.patterns.OverrideSet`).
 
     For a string parameter a text that is not a string expression is the
     string itself (``round-robin``, ``minhop``).
     """
+    key = (pattern, text, ptype, unit, name)
+    value = _OVERRIDE_VALUES.get(key)
+    if value is None:
+        value = _override_value(pattern, text, ptype, unit, name, path)  # raises naming *path*: not kept
+        if len(_OVERRIDE_VALUES) >= 4096:
+            _OVERRIDE_VALUES.clear()
+        _OVERRIDE_VALUES[key] = value
+    return value
+
+
+def _override_value(pattern: str, text: str, ptype: str, unit: str | None, name: str, path: str) -> Value:
     fname = f"<override {pattern}>"
     try:
         value = evaluate(parse_expression(text, fname), EMPTY_SCOPE)
@@ -208,6 +224,15 @@ class Params:
         if name not in self.eff.params:
             raise NedError(f"unknown parameter '{name}' of {self.label}", loc)
         return self.get(name)
+
+    def release(self) -> None:
+        """Drop the scopes that refer back to this object, once no more values are needed.
+
+        Those reference cycles would keep every instance's parameters, and
+        the source they were computed from, alive until the cyclic garbage
+        collector runs; released, they go as soon as the instance does.
+        """
+        self.own_scope = self._body_scope = None
 
     def all(self) -> dict[str, Value]:
         """Every parameter's value, in declaration order."""

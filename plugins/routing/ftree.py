@@ -108,16 +108,18 @@ class FatTree:
 
     def _distances(self) -> tuple[np.ndarray, np.ndarray]:
         S, lv = self.view.S, self.level
+        _, dv, dnb = _compact(self.down, self.nbc)  # each switch's down (up) neighbours, not all P ports
+        _, uv, unb = _compact(self.up, self.nbc)
         down = np.full((S, S), _INF, dtype=np.int64)
         np.fill_diagonal(down, 0)
         for ell in range(1, self.height):
-            for rows in _chunks(np.flatnonzero(lv == ell), S * self.view.P):
-                sub = np.where(self.down[rows, :, None], down[self.nbc[rows]], _INF).min(axis=1) + 1
+            for rows in _chunks(np.flatnonzero(lv == ell), S * dv.shape[1]):
+                sub = np.where(dv[rows, :, None], down[dnb[rows]], _INF).min(axis=1) + 1
                 down[rows] = np.minimum(down[rows], sub)
         dist = down.copy()
         for ell in range(self.height - 2, -1, -1):
-            for rows in _chunks(np.flatnonzero(lv == ell), S * self.view.P):
-                sub = np.where(self.up[rows, :, None], dist[self.nbc[rows]], _INF).min(axis=1) + 1
+            for rows in _chunks(np.flatnonzero(lv == ell), S * uv.shape[1]):
+                sub = np.where(uv[rows, :, None], dist[unb[rows]], _INF).min(axis=1) + 1
                 dist[rows] = np.minimum(dist[rows], sub)
         down[down >= _INF] = _INF
         dist[dist >= _INF] = _INF
@@ -211,8 +213,13 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     ``ca_order``) loads each link at most once per direction.  Switch LIDs
     are routed afterwards the same way without counting load.  Every route
     goes up and then down, so the channel dependency graph is acyclic.
-    Cost: O(S^2 * P) array work for the distances, O((L + S) * S * P) for
-    the routes (L destinations).
+    Cost: O(S^2 * K) array work for the distances (K the most up or down
+    neighbours of a switch), O(S * K) per leaf and per switch for the
+    candidate ports towards it, and per destination O(S) for the switches
+    whose choice is forced (one candidate, kept as a bit mask) plus O(K)
+    for each switch that chooses by load (L destinations; the tables are
+    S x L entries).  The destinations are routed one after another, since
+    each choice depends on the loads the earlier ones left.
 
     References
     ----------
@@ -231,16 +238,57 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     return _route(fabric, view, tree, opts["connect_roots"])
 
 
+def _compact(mask: np.ndarray, nbc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ports of *mask* (S, P) packed to the left in increasing order: (ports, valid, neighbour rows)."""
+    width = max(int(mask.sum(axis=1).max(initial=0)), 1)
+    cols = np.argsort(~mask, axis=1, kind="stable")[:, :width]
+    valid = np.take_along_axis(mask, cols, axis=1)
+    return np.where(valid, cols, 0), valid, np.where(valid, np.take_along_axis(nbc, cols, axis=1), 0)
+
+
+class _Targets:
+    """What every switch may do towards one target switch, in the packed port order of :func:`_compact`.
+
+    ``fd_rows``/``fd_ports``: rows above the target with one shortest down port; ``md_rows``/``md_mask``:
+    rows above it with several (chosen by load); ``cu``: (S, U) the up ports one hop nearer of the rows
+    not above it; ``u_rows``: the rows with any; ``bits``: their ``cu`` as bit masks (None past 64 up ports).
+    """
+
+    __slots__ = ("fd_rows", "fd_ports", "md_rows", "md_mask", "cu", "u_rows", "bits")
+
+    def __init__(self, tree: "FatTree", packed, target: int):
+        dnp, dnv, dnn, upv, upn = packed
+        dcol, ecol = tree.dist_down[:, target], tree.dist[:, target]
+        anc = dcol < _INF
+        cd = dnv & (dcol[dnn] == (dcol - 1)[:, None]) & anc[:, None]
+        nd = cd.sum(axis=1)
+        self.fd_rows = np.flatnonzero(nd == 1)
+        self.fd_ports = dnp[self.fd_rows, cd[self.fd_rows].argmax(axis=1)]
+        self.md_rows = np.flatnonzero(nd > 1)
+        self.md_mask = cd[self.md_rows]
+        self.cu = upv & (ecol[upn] == (ecol - 1)[:, None]) & (~anc & (ecol < _INF))[:, None]
+        self.u_rows = np.flatnonzero(self.cu.any(axis=1))
+        self.bits = _bits(self.cu[self.u_rows])
+
+
+def _bits(mask: np.ndarray) -> np.ndarray | None:
+    """Each row of the boolean (R, U) *mask* as one integer, bit j for column j (None if U > 64)."""
+    if mask.shape[1] > 64:
+        return None
+    return np.bitwise_or.reduce(mask.astype(np.uint64) << np.arange(mask.shape[1], dtype=np.uint64), axis=1)
+
+
 def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool) -> ForwardingTables:
     S, P = view.S, view.P
     nbc, up, down = tree.nbc, tree.up, tree.down
     rport = np.where(view.nbr >= 0, g.peer_port[g.switches][:, :P], 0)
-    lft = np.full((S, g.max_lid + 1), NO_PORT, dtype=np.uint8)
+    lft_t = np.full((g.max_lid + 1, S), NO_PORT, dtype=np.uint8)  # transposed: a LID's column is one row
     dn = np.zeros((S, P), dtype=np.int64)  # destinations routed down out of (switch, port)
-    upl = np.zeros((S, P), dtype=np.int64)  # destinations routed up out of (switch, port)
-    rows = np.arange(S)
-    # up ports of each switch in (parent index, port) order, with their group (parent)
-    ups = [sorted(np.flatnonzero(up[x]).tolist(), key=lambda q, x=x: (tree.index[nbc[x, q]], q)) for x in range(S)]
+    dnp, dnv, dnn = _compact(down, nbc)
+    upp, upv, upn = _compact(up, nbc)
+    packed = (dnp, dnv, dnn, upv, upn)
+    upl = np.zeros(upp.shape, dtype=np.int64)  # destinations routed up out of (switch, packed up port)
+    never = np.iinfo(np.int64).max
     ca = ~g.is_switch[g.ep_node] & (view.ep_row >= 0)
     per_leaf: dict[int, list[int]] = {}
     for e in np.flatnonzero(ca):
@@ -249,68 +297,79 @@ def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool)
     root_of = np.full(g.max_lid + 1, -1, dtype=np.int64)
     order: list[int] = []
     dummies = 0
-    spine_relax = 0  # up ports compared (each against its siblings) while choosing spines
     routes = 0  # route() calls: each examines every port of every switch
+    below = tree.dist_down < _INF  # below[t, y]: switch y is reached from t going down
+    below_bits: dict[int, np.ndarray] = {}  # per top: the packed up ports leading below it, as bits
+    shifts = np.arange(upp.shape[1], dtype=np.uint64)
+    spines = _Spines(tree, rport, dn)
 
-    def spine(leaf: int) -> list[tuple[int, int]]:
-        """Rise from *leaf* by the least-loaded up links; (parent, parent's port down) per step, counted."""
-        nonlocal spine_relax
-        out, x = [], leaf
-        while ups[x]:
-            spine_relax += len(ups[x]) ** 2
-            best = min(ups[x], key=lambda q: (sum(dn[nbc[x, r], rport[x, r]] for r in ups[x] if nbc[x, r] == nbc[x, q]),
-                                              dn[nbc[x, q], rport[x, q]], tree.index[nbc[x, q]], q))
-            parent, pp = int(nbc[x, best]), int(rport[x, best])
-            dn[parent, pp] += 1
-            out.append((parent, pp))
-            x = parent
-        return out
+    def route(t: _Targets, lid: int | None, main: bool, top: int) -> None:
+        """Entries of every switch towards the target of *t* (column *lid*; None: count only).
 
-    def route(target: int, lid: int | None, main: bool, top: int) -> None:
-        """Entries of every switch towards switch *target* (column *lid*; None: count only)."""
+        Down: the shortest down port carrying the fewest destinations (``dn``).  Up: the up port one
+        hop nearer carrying the fewest (``upl``), among those leading below *top* if there are any.
+        Ties go to the lowest port.
+        """
         nonlocal routes
         routes += 1
-        dcol, ecol = tree.dist_down[:, target], tree.dist[:, target]
-        anc = dcol < _INF
-        cand_d = down & (dcol[nbc] == (dcol - 1)[:, None]) & anc[:, None]
-        cand_u = up & (ecol[nbc] == (ecol - 1)[:, None]) & ~anc[:, None] & (ecol < _INF)[:, None]
-        cost = np.where(cand_d, dn, np.where(cand_u, upl, _BIG * 4))
-        if top >= 0:
-            cost = cost + np.where(cand_u & (tree.dist_down[top][nbc] >= _INF), _BIG, 0)
-        port = cost.argmin(axis=1)
-        has = (cand_d | cand_u).any(axis=1)
+        rows = t.u_rows
+        if t.bits is not None:  # candidates as bit masks: one bit is the choice, several go by load
+            cand = t.bits
+            if top >= 0:
+                okb = below_bits.get(top)
+                if okb is None:
+                    okb = below_bits[top] = _bits(below[top][upn] & upv)
+                ok = cand & okb[rows]
+                cand = np.where(ok != 0, ok, cand)
+            pick = np.frexp(cand.astype(np.float64))[1].astype(np.int64) - 1  # exact where one bit is set
+            several = np.flatnonzero(cand & (cand - np.uint64(1)))
+            if len(several):
+                mask = ((cand[several, None] >> shifts) & np.uint64(1)).astype(bool)
+                pick[several] = np.where(mask, upl[rows[several]], never).argmin(axis=1)
+        elif top >= 0:
+            ok = t.cu & below[top][upn]
+            pick = np.where(np.where(ok.any(axis=1)[:, None], ok, t.cu), upl, never).argmin(axis=1)[rows]
+        else:
+            pick = np.where(t.cu, upl, never).argmin(axis=1)[rows]
         if main:
-            goes_up = has & ~anc
-            np.add.at(upl, (rows[goes_up], port[goes_up]), 1)
+            upl[rows, pick] += 1
         if lid is not None:
-            lft[rows[has], lid] = port[has]
+            lft_t[lid, t.fd_rows] = t.fd_ports
+            lft_t[lid, rows] = upp[rows, pick]
+            if len(t.md_rows):
+                md = t.md_rows
+                ports = dnp[md]
+                lft_t[lid, md] = ports[np.arange(len(md)), np.where(t.md_mask, dn[md[:, None], ports], never).argmin(axis=1)]
 
     for leaf in tree.leaves:
         eps = per_leaf[int(leaf)]
+        targets = _Targets(tree, packed, int(leaf))
         for e in eps + [-1] * (most - len(eps)):
-            path = spine(int(leaf))
+            path = spines.rise(int(leaf))
             top = path[-1][0] if path else int(leaf)
             lid = None if e < 0 else int(g.ep_lid[e])
-            route(int(leaf), lid, True, top)
+            route(targets, lid, True, top)
             if e < 0:
                 dummies += 1
                 continue
             for parent, pp in path:
-                lft[parent, lid] = pp
-            lft[leaf, lid] = view.att_port[lid]
+                lft_t[lid, parent] = pp
+            lft_t[lid, leaf] = view.att_port[lid]
             root_of[lid] = int(g.switches[top])
             order.append(e)
     for x in range(S):
         lid = int(g.ep_lid[g.endpoint_of(int(g.switches[x]))])
-        route(x, lid, False, -1)
-        lft[x, lid] = 0
+        route(_Targets(tree, packed, x), lid, False, -1)
+        lft_t[lid, x] = 0
+    lft = np.ascontiguousarray(lft_t.T)
+    del lft_t
     if connect_roots:
         _connect_roots(g, tree, lft)
     # work: two searches over the switches (levels, indexing), the distance
     # tables (every port relaxed towards every switch), one pass over every
     # port per routed target, the spines, the entries written
     ports = int((view.nbr >= 0).sum())
-    work = {"visits": 2 * S + routes * S, "relaxations": 2 * ports + S * ports + routes * ports + spine_relax,
+    work = {"visits": 2 * S + routes * S, "relaxations": 2 * ports + S * ports + routes * ports + spines.relaxed,
             "entries": int(np.count_nonzero(lft != NO_PORT))}
     info = {
         "level": tree.level.copy(),
@@ -321,6 +380,46 @@ def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool)
     }
     record_work(info, work)
     return ForwardingTables(g, lft, engine="ftree", info=info)
+
+
+class _Spines:
+    """The spines of the destinations: each rises from its leaf by the up link that already carries
+    the fewest destinations downwards (fewest over the parallel links to the same switch first, then
+    fewest on the link, then the lower index of the switch, then the lower port); ``dn`` counts them."""
+
+    def __init__(self, tree: "FatTree", rport: np.ndarray, dn: np.ndarray):
+        nbc, P = tree.nbc, dn.shape[1]
+        self.dn = dn.reshape(-1)  # a view: counting here counts in dn
+        self.relaxed = 0  # up ports compared (each against its siblings), as the plain search does
+        self.links: list[tuple | None] = []  # per switch: (flat (parent, port) indices, groups, parents, ports)
+        for x in range(len(nbc)):
+            ups = sorted(np.flatnonzero(tree.up[x]).tolist(), key=lambda q, x=x: (tree.index[nbc[x, q]], q))
+            if not ups:
+                self.links.append(None)
+                continue
+            parent = nbc[x, ups]
+            flat = parent * P + rport[x, ups]
+            _, start, size = np.unique(parent, return_index=True, return_counts=True)
+            groups = None if (size == 1).all() else (np.sort(start), size[np.argsort(start)])
+            self.links.append((flat, groups, parent.tolist(), rport[x, ups].tolist()))
+
+    def rise(self, leaf: int) -> list[tuple[int, int]]:
+        """The spine of the next destination of *leaf*: (parent, parent's port down) per step, counted."""
+        out, x, dn = [], leaf, self.dn
+        while self.links[x] is not None:
+            flat, groups, parent, port = self.links[x]
+            self.relaxed += len(flat) ** 2
+            load = dn[flat]
+            if groups is None:
+                best = int(load.argmin())
+            else:  # same-parent links are adjacent (sorted by the parent's index): group sums, then the link
+                start, size = groups
+                total = np.repeat(np.add.reduceat(load, start), size)
+                best = int(np.lexsort((load, total))[0])
+            dn[flat[best]] += 1
+            out.append((parent[best], port[best]))
+            x = parent[best]
+        return out
 
 
 def _connect_roots(g: FabricGraph, tree: FatTree, lft: np.ndarray) -> None:
