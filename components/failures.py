@@ -217,7 +217,7 @@ def _inactive_class(base: type, vl15_ok: bool) -> type:
 
 def set_state(tx: "TxPort", state: PortState, now: float) -> None:
     """Put port *tx* in *state*; leaving Down, its credits are those of the receiver's free space
-    (link training).  Its process restarts so that its new class's ``step`` runs."""
+    (link training).  It is re-armed at *now* so that its new class's ``step`` runs."""
     state = PortState(state)
     old = tx.state
     if state == old:
@@ -227,9 +227,7 @@ def set_state(tx: "TxPort", state: PortState, now: float) -> None:
     tx.state = state
     if old == DOWN:
         _train(tx)
-    tx.running = False
-    tx.own_wake = now
-    tx.activate(at=now, process="process")
+    tx.rearm(now)
     if tx.node.sma is not None:  # a dynamic subnet manager's agent: traps (components/sm/agent.py)
         tx.node.sma.port_changed(tx.port, old, state, now)
 

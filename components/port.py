@@ -1,8 +1,10 @@
 """The data path's port machinery: VL buffers, credits and transmitters.
 
-Cost model (DESIGN §5): one salabim component per *transmitting port*,
-never per packet.  A transmitter runs one event per packet it sends (the
-wake-up at which it picks the packet) and sleeps otherwise:
+Cost model (DESIGN §5): one event source per *transmitting port*, never
+per packet; its wake-ups go on the data path's own event list, run in
+salabim's order beside salabim's (:mod:`.eventloop`).  A transmitter runs
+one event per packet it sends (the wake-up at which it picks the packet)
+and sleeps otherwise:
 
 - **idle** (passive) when it has nothing that could become sendable by
   itself; whoever makes a packet sendable *pokes* it with the time that
@@ -10,8 +12,8 @@ wake-up at which it picks the packet) and sleeps otherwise:
 - **waiting** (scheduled) until a known time: the end of the current
   transmission, the moment a candidate's routing is done, the arrival of
   returned credits, or its source's next packet.  A poke for an earlier
-  time is served by a runner from the simulation's :class:`RunnerPool`
-  instead of re-arming the port (salabim would rescan its event list), and
+  time is served by an early wake-up instead of moving the port's own
+  (which would mean finding its entry in the heap), and
   the design keeps such pokes rare: deliveries carry future timestamps
   (``head_at``, ``ready_at``, credit-return times) instead of extra events.
 
@@ -29,8 +31,7 @@ from bisect import insort
 from collections import deque
 from typing import TYPE_CHECKING
 
-import salabim
-
+from .eventloop import EARLY
 from .packet import VL15
 from .portstate import PortState
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .link import Link
     from .packet import Packet
 
-__all__ = ["InputBuffer", "TxPort", "RunnerPool", "return_credits"]
+__all__ = ["InputBuffer", "TxPort", "return_credits"]
 
 INF = math.inf
 
@@ -51,6 +52,10 @@ class InputBuffer:
     """
 
     __slots__ = ("q", "vl", "rx", "capacity", "occ", "max_occ", "adaptive_cap", "escape", "hq_expire")
+
+    #: not a virtual output queue (:class:`~ibfabric.components.voq.VoqQueue`, which is given back to its
+    #: pool when emptied)
+    recycled = False
 
     def __init__(self, rx, vl: int, capacity: int):
         self.q: deque[Packet] = deque()
@@ -90,90 +95,7 @@ def return_credits(up: "TxPort", vl: int, time: float, credits: int) -> None:
         up.poke(time)
 
 
-class _Status:
-    """A stand-in for a component's status monitor: just the value.
-
-    salabim keeps every component's status in a level monitor, so each
-    schedule, wake-up and passivation runs its tally bookkeeping even with
-    monitoring off (about a tenth of the time of a packet-hop here).  The
-    data-path components never read their status history, so they hold the
-    bare value; salabim only reads ``value`` and assigns ``_value``.
-    """
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value):
-        self._value = value
-
-    @property
-    def value(self):
-        return self._value
-
-    def reset(self, monitor=None, stats_only=None) -> None:
-        pass
-
-
-def _lighten(component: salabim.Component) -> None:
-    """Turn monitoring off and, where salabim's status monitor is the one we know, replace it."""
-    component.reset_monitors(monitor=False, stats_only=True)
-    status = getattr(component, "status", None)
-    if status is not None and type(status).__name__ == "_StatusMonitor" and hasattr(status, "_tally"):
-        component.status = _Status(status._value)
-
-
-class _Runner(salabim.Component):
-    """Runs one port's step at a given time, then returns to its pool."""
-
-    def __init__(self, pool: "RunnerPool", env: salabim.Environment, index: int):
-        self.pool = pool
-        self.target: TxPort | None = None
-        self.started = False
-        super().__init__(env=env, name=f"ibfabric.runner{index}", process="")
-        _lighten(self)
-
-    def process(self):
-        env = self.env
-        while True:
-            port = self.target
-            self.target = None
-            now = env._now
-            if port.early_at <= now:
-                port.early_at = INF
-            port.events += 1
-            port.wake_by(port.run_step(now))
-            self.pool.idle.append(self)
-            yield self.passivate()
-
-
-class RunnerPool:
-    """Passive components that run a port's step earlier than the port is scheduled.
-
-    Activating a passive component costs a heap push; moving a scheduled one
-    costs a scan of salabim's event list.  The pool grows to the number of
-    early wake-ups pending at once, which stays small.
-    """
-
-    def __init__(self, env: salabim.Environment):
-        self.env = env
-        self.idle: list[_Runner] = []
-        self.size = 0
-
-    def run(self, port: "TxPort", t: float) -> None:
-        """Run *port*'s step at time *t* with an idle runner, or a new one if none is idle."""
-        if self.idle:
-            r = self.idle.pop()
-        else:
-            self.size += 1
-            r = _Runner(self, self.env, self.size)
-        r.target = port
-        if r.started:
-            r.activate(at=t)
-        else:
-            r.started = True
-            r.activate(at=t, process="process")
-
-
-class TxPort(salabim.Component):
+class TxPort:
     """The transmitter of one port.
 
     Subclasses implement :meth:`try_send` (pick and launch one packet, or
@@ -200,8 +122,12 @@ class TxPort(salabim.Component):
     #: IBA port state; a port that leaves Active changes class (:mod:`ibfabric.components.failures`)
     state = PortState.ACTIVE
 
-    def __init__(self, node, port: int, link: "Link", nvl: int, arbiter, env: salabim.Environment):
+    def __init__(self, node, port: int, link: "Link", nvl: int, arbiter, env):
         self.node = node
+        self.env = env
+        self.loop = node.sim.portloop
+        #: the generation of the port's own wake-up (bumped when it is re-armed: :mod:`.eventloop`)
+        self.gen = 0
         self.port = port
         self.link = link
         self.byte_time = link.byte_time
@@ -220,7 +146,7 @@ class TxPort(salabim.Component):
         #: one data VL and an arbiter that would always choose it: select() may be skipped
         self.single = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
         self.running = False
-        self.own_wake = 0.0  # salabim starts the process at time 0
+        self.own_wake = env._now  # the port looks once when it is made (scheduled below)
         self.early_at = INF
         self.busy_until = 0.0
         self.next_t = INF
@@ -234,8 +160,9 @@ class TxPort(salabim.Component):
         self.last_end = 0.0
         self.check = node.sim.check
         self.early_wakes = 0
-        super().__init__(env=env, name=f"{node.path}.port[{port}].tx")
-        _lighten(self)
+        #: what :meth:`wake` runs: :meth:`run_step` (with audits) in check mode
+        self._step = self.run_step if self.check else self.step
+        self.loop.schedule(env._now, self, 0)
 
     # ----------------------------------------------------------- wiring
 
@@ -252,25 +179,36 @@ class TxPort(salabim.Component):
 
     # ---------------------------------------------------------- process
 
-    def process(self):
-        """The salabim process of the port: a :meth:`step` at each wake-up.
+    def wake(self, now: float) -> None:
+        """The port's own wake-up (its event on the :class:`~.eventloop.PortLoop`): a :meth:`step`.
 
-        Between steps the port holds until the time the step returned, or
-        passivates (until poked) when that is INF or a runner will look earlier.
+        Then the port is due again at the time the step returned, or idle
+        (until poked) when that is INF or an early wake-up will look earlier.
         """
-        env = self.env
-        step = self.run_step if self.check else self.step  # audits only in check mode
-        while True:
-            self.events += 1
-            self.own_wake = INF
-            self.running = True
-            t = step(env._now)
-            self.running = False
-            if t == INF or self.early_at <= t:
-                yield self.passivate()  # a runner already has the next look
-            else:
-                self.own_wake = t
-                yield self.hold(till=t)
+        self.events += 1
+        self.own_wake = INF
+        self.running = True
+        t = self._step(now)
+        self.running = False
+        if t != INF and self.early_at > t:
+            self.own_wake = t
+            self.loop.schedule(t, self, self.gen)
+
+    def wake_early(self, now: float) -> None:
+        """An early wake-up (see :meth:`wake_by`): a step before the port's own wake-up."""
+        if self.early_at <= now:
+            self.early_at = INF
+        self.events += 1
+        self.wake_by(self.run_step(now))
+
+    def rearm(self, now: float) -> None:
+        """Restart the port's wake-ups at *now* (it changed state: :mod:`.failures`); a pending own
+        wake-up is dropped, an early one stays."""
+        self.gen += 1
+        self._step = self.run_step if self.check else self.step  # of its new class
+        self.running = False
+        self.own_wake = now
+        self.loop.schedule(now, self, self.gen)
 
     def run_step(self, now: float) -> float:
         """A :meth:`step` with audits: no packet started while the link is busy, and the
@@ -306,26 +244,25 @@ class TxPort(salabim.Component):
     def wake_by(self, t: float) -> None:
         """Make sure the port looks at time *t* at the latest.
 
-        A passive port is activated (cheap: it is not on the event list).  A
-        port already scheduled for later is not moved — salabim would rescan
-        its whole event list for that, milliseconds on a large fabric —
-        instead a runner from the simulation's pool runs the port's step at
-        *t*; the port's own, later wake-up then finds little or nothing to do.
+        An idle port is scheduled.  A port already scheduled for later is not
+        moved (that would mean finding its entry in the heap); an early
+        wake-up runs its step at *t* instead, and the port's own, later
+        wake-up then finds little or nothing to do.
         """
         if t == INF or self.own_wake <= t or self.early_at <= t:
             return
         if self.own_wake == INF:
             self.own_wake = t
-            self.activate(at=t)
+            self.loop.schedule(t, self, self.gen)
         else:
             self.early_at = t
             self.early_wakes += 1
-            self.node.sim.runners.run(self, t)
+            self.loop.schedule(t, self, EARLY)
 
     def step(self, now: float) -> float:
         """Do what can be done at *now*; return when to look again (INF: when poked)."""
         if now < self.busy_until:
-            # a wake-up that an early runner overtook: the link is still sending its packet
+            # a wake-up that an early one overtook: the link is still sending its packet
             return self.busy_until
         end = self.try_send(now)
         if end is not None:

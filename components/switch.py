@@ -404,7 +404,13 @@ def cross(buf: InputBuffer, p, now: float) -> float:
     if p.tail_at > xend:
         xend = p.tail_at
     rx.xbar_free = xend
-    buf.occ -= cr
+    if buf.recycled:  # a virtual output queue: its pool counts the buffer's credits
+        buf._occ -= cr
+        buf.pool.occ -= cr
+        if not q:
+            buf.release()
+    else:
+        buf.occ -= cr
     if buf.vl != VL15:
         return_credits(rx.upstream, buf.vl, xend + rx.delay, cr)
     if q:

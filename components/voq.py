@@ -44,9 +44,16 @@ class _Packets(list):
 
 
 class VoqQueue:
-    """The packets of one input VL bound for one output port (looks like an input buffer to the ports)."""
+    """The packets of one input VL bound for one output port (looks like an input buffer to the ports).
 
-    __slots__ = ("q", "vl", "rx", "pool", "out", "_occ", "max_occ")
+    A queue exists only while it holds packets: :func:`~ibfabric.components.switch.cross` hands an
+    emptied one back to its pool, which gives it to the next output its input VL stores a packet for.
+    """
+
+    __slots__ = ("q", "vl", "rx", "pool", "out", "_occ")
+
+    #: an emptied queue goes back to its pool (:func:`~ibfabric.components.switch.cross`)
+    recycled = True
 
     def __init__(self, pool: "VoqPool", out: int):
         self.q = _Packets()
@@ -55,7 +62,6 @@ class VoqQueue:
         self.rx = pool.rx
         self.out = out
         self._occ = 0
-        self.max_occ = 0
 
     @property
     def occ(self) -> int:
@@ -80,11 +86,17 @@ class VoqQueue:
     def __repr__(self) -> str:
         return f"<VoqQueue {self.name} {len(self.q)} pkts {self._occ} credits>"
 
+    def release(self) -> None:
+        """Give the (empty) queue back to its pool."""
+        pool = self.pool
+        pool.voqs[self.out] = None
+        pool.free.append(self)
+
 
 class VoqPool:
     """One input VL buffer of a switch with virtual output queues: the credits its queues share."""
 
-    __slots__ = ("vl", "rx", "capacity", "occ", "max_occ", "voqs", "hq_expire")
+    __slots__ = ("vl", "rx", "capacity", "occ", "max_occ", "voqs", "free", "hq_expire")
 
     def __init__(self, rx, vl: int, capacity: int, ports: list[int]):
         self.vl = vl
@@ -93,9 +105,11 @@ class VoqPool:
         self.occ = 0
         self.max_occ = 0
         self.hq_expire = INF  # no lifetimes with VOQs: the deadlock finder reads it of every buffer
-        # a queue is made when its first packet arrives: a 64-port switch has 4,096 (input, output)
-        # pairs per VL, and on a large fabric most never carry a packet in a short run
+        # a queue is there while it holds packets (taken from ``free``, or made, when one arrives for
+        # an output that has none; given back when emptied): a 64-port switch has 4,096 (input,
+        # output) pairs per VL, and one input VL buffer holds packets for a few of them at a time
         self.voqs: list[VoqQueue | None] = [None] * (max(ports, default=0) + 1)
+        self.free: list[VoqQueue] = []
 
     @property
     def q(self) -> list:
@@ -144,19 +158,23 @@ class VoqRx(SwitchRx):
             return
         p.out_port = op
         p.out_vl = ovl
-        # store it in its output's queue (made on first use); a new head becomes a candidate of its
-        # output port (inline, as in SwitchRx.receive: the per-packet path)
+        # store it in its output's queue (one from the pool's free list if it has none); a new head
+        # becomes a candidate of its output port (inline, as in SwitchRx.receive: the per-packet path)
         out = op.port
         v = pool.voqs[out]
         if v is None:
-            v = pool.voqs[out] = VoqQueue(pool, out)
+            free = pool.free
+            if free:
+                v = free.pop()
+                v.out = out
+            else:
+                v = VoqQueue(pool, out)
+            pool.voqs[out] = v
         t = p.ready_at = p.head_at + self.route_delay
         q = v.q
         q.append(p)
         cr = p.credits
-        occ = v._occ = v._occ + cr
-        if occ > v.max_occ:
-            v.max_occ = occ
+        v._occ += cr
         occ = pool.occ = pool.occ + cr
         if occ > pool.max_occ:
             pool.max_occ = occ

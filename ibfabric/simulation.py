@@ -198,9 +198,10 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self.env = salabim.Environment(
             trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False
         )
-        from ibfabric.components.port import RunnerPool
+        from ibfabric.components.eventloop import PortLoop
 
-        self.runners = RunnerPool(self.env)
+        #: the port transmitters' event list, run with salabim's (components/eventloop.py)
+        self.portloop = PortLoop(self.env)
         self.signals = SignalBus(lambda: self.env._now)
         self.events_queue = EventQueue()
         self.stats = PacketStats(self.warmup, log_limit)
@@ -566,7 +567,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
             return
         ticker = _Ticker(self, start, span, progress) if progress else None
         try:
-            self.env.run(till=end)
+            self.portloop.run(end)
         finally:
             if ticker is not None:
                 ticker.close()

@@ -1,0 +1,106 @@
+"""The data path's event list, run beside salabim's (DESIGN §5).
+
+Every port transmitter wakes about once per packet it sends, so its
+wake-ups are most of a run's events.  As salabim components each one cost
+a status update, a failure check, a generator resume and a tuple of five
+on salabim's event list, about a third of the time of a packet-hop; and
+each port carried a salabim component's eighty attributes, whose memory
+made a large fabric's hops slower than a small one's.  Ports are plain
+objects instead, and their wake-ups go on this list, a heap of
+``(time, seq, port, generation)``.
+
+:meth:`PortLoop.run` replaces salabim's ``env.run(till=...)``: it runs the
+two lists as one, taking whichever head comes first.  The order is the one
+salabim would have used had the ports been its components (time, then
+priority, then sequence number, all data-path wake-ups having priority 0),
+because the port entries draw their sequence numbers from salabim's own
+counter (``env._seq``): results are the same event for event.  The rest of
+the simulation (dispatcher, watchdog, subnet manager timers, run_until's
+stop) stays on salabim and keeps its API.
+
+A port re-armed while it is scheduled (a port changing state) bumps its
+generation; the entry of the old wake-up is then skipped when it comes up,
+where salabim would have searched its list to remove it.  An *early* wake-up
+(generation -1, :meth:`~ibfabric.components.port.TxPort.wake_by`) runs the
+port's step before its own wake-up, which stays where it is.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from math import inf
+
+__all__ = ["PortLoop", "EARLY"]
+
+#: The generation of an early wake-up's entry.
+EARLY = -1
+
+
+def _check_salabim(env) -> None:
+    """Fail with one clear line if this salabim lacks the internals the loop merges with."""
+    missing = [name for name in ("_event_list", "_seq", "_main", "step", "running") if not hasattr(env, name)]
+    if missing:
+        import salabim
+
+        raise RuntimeError(f"ibfabric's port event loop needs salabim's Environment.{missing[0]}, which salabim"
+                           f" {salabim.__version__} does not have; install a salabim version ibfabric supports")
+
+
+class PortLoop:
+    """The port transmitters' event list of one simulation, and the loop that runs it with salabim's."""
+
+    __slots__ = ("env", "heap")
+
+    def __init__(self, env):
+        _check_salabim(env)
+        self.env = env
+        self.heap: list[tuple] = []
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def schedule(self, t: float, port, gen: int) -> None:
+        """Wake *port* at time *t*: its own wake-up of generation *gen*, or an early one (:data:`EARLY`)."""
+        env = self.env
+        seq = env._seq = env._seq + 1
+        heappush(self.heap, (t, seq, port, gen))
+
+    def run(self, till: float) -> None:
+        """Run the simulation until time *till*: both event lists, in salabim's order.
+
+        As ``env.run(till=till)``: salabim's main component is scheduled at
+        *till* with priority infinity, behind everything else due then, and
+        the run ends when it comes up (or when something activates it
+        earlier, as ``run_until`` does).
+        """
+        env = self.env
+        main = env._main
+        main.status._value = "scheduled"
+        main._reschedule(till + env._offset, inf, False, "run", None)
+        env.end_on_empty_eventlist = False
+        env.running = True
+        heap = self.heap
+        el = env._event_list
+        step = env.step
+        pop = heappop
+        while env.running:
+            if heap:
+                e = heap[0]
+                t = e[0]
+                if el:
+                    s = el[0]
+                    st = s[0]
+                    if st < t or (st == t and (s[1] < 0 or (s[1] == 0 and s[2] < e[1]))):
+                        step()
+                        continue
+                pop(heap)
+                env._now = t
+                port = e[2]
+                gen = e[3]
+                if gen == port.gen:
+                    port.wake(t)
+                elif gen == EARLY:
+                    port.wake_early(t)
+                # else: the entry of a wake-up that was replaced (salabim would have removed it)
+            else:
+                step()
