@@ -1,0 +1,88 @@
+"""The ports' event list and its merge with salabim's (components/eventloop.py)."""
+
+import salabim
+
+from ibfabric.components.eventloop import EARLY, PortLoop
+
+
+class FakePort:
+    """Records its wake-ups in a shared log."""
+
+    def __init__(self, name, log):
+        self.name = name
+        self.log = log
+        self.gen = 0
+
+    def wake(self, now):
+        self.log.append((now, self.name))
+
+    def wake_early(self, now):
+        self.log.append((now, self.name + "!"))
+
+
+class Holder(salabim.Component):
+    """A salabim component that logs at the given times."""
+
+    def setup(self, times, log):
+        self.times = times
+        self.log = log
+
+    def process(self):
+        for t in self.times:
+            yield self.hold(till=t)
+            self.log.append((self.env._now, self.name()))
+
+
+def env():
+    return salabim.Environment(trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False)
+
+
+def test_same_time_events_run_in_scheduling_order_across_both_lists():
+    e = env()
+    loop = PortLoop(e)
+    log = []
+    a, b = FakePort("a", log), FakePort("b", log)
+    loop.schedule(5.0, a, 0)
+    Holder(env=e, name="s", times=[5.0, 7.0], log=log)  # scheduled at 0 (seq after a's entry)
+    loop.schedule(7.0, b, 0)  # before s re-arms for 7 at time 5: b runs first at 7
+    loop.schedule(3.0, b, EARLY)
+    loop.run(10.0)
+    assert log == [(3.0, "b!"), (5.0, "a"), (5.0, "s"), (7.0, "b"), (7.0, "s")]
+    assert e.now() == 10.0
+
+
+def test_entries_due_at_the_end_run_before_it_and_later_ones_wait():
+    e = env()
+    loop = PortLoop(e)
+    log = []
+    a = FakePort("a", log)
+    loop.schedule(10.0, a, 0)
+    loop.schedule(10.5, a, 0)
+    loop.run(10.0)
+    assert log == [(10.0, "a")] and len(loop) == 1
+    loop.run(11.0)
+    assert log == [(10.0, "a"), (10.5, "a")] and len(loop) == 0
+
+
+def test_a_replaced_wake_up_is_skipped():
+    e = env()
+    loop = PortLoop(e)
+    log = []
+    a = FakePort("a", log)
+    loop.schedule(4.0, a, a.gen)
+    a.gen += 1  # re-armed (a port changing state)
+    loop.schedule(2.0, a, a.gen)
+    loop.run(10.0)
+    assert log == [(2.0, "a")]
+
+
+def test_a_port_is_an_object_of_its_own_not_a_salabim_component():
+    import ibfabric
+
+    sim = ibfabric.Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.2"}, seed=1)
+    salabim_components = len(sim.env._event_list)
+    assert not any(isinstance(tx, salabim.Component) for tx in sim.ports)
+    assert len(sim.portloop) == len(sim.ports)  # every port looks once at time 0
+    s = sim.run("20us")
+    assert s["conservation_ok"] and s["packets_delivered"] > 0
+    assert len(sim.env._event_list) <= salabim_components + 1
