@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import salabim
 
+from ibfabric._salabim import run_gc_threshold, tune_salabim
 from ibfabric.checks import IbfabricWarning, check_built
 from ibfabric.errors import ConfigError, DeadlockError, TopologyError
 from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng, without_gc
@@ -46,27 +47,7 @@ __all__ = ["Simulation", "load", "parse_time"]
 INF = math.inf
 
 
-def _cache_salabim_signature_check() -> None:
-    """Make salabim's per-instance check of parameter names (``inspect.signature``
-    on ``__init__``/``setup``/``process``, about 0.5 ms per component) run once
-    per class: its answer depends on the class only.  Building a fabric with
-    25,000 ports then takes seconds, not a minute."""
-    check = getattr(salabim.salabim, "_check_overlapping_parameters", None)
-    if check is None or getattr(check, "_ibfabric_cached", False):
-        return
-    seen: set = set()
-
-    def cached(obj, method_name0, method_name1, process=None):
-        key = (type(obj), method_name0, method_name1, getattr(process, "__func__", process))
-        if key not in seen:
-            check(obj, method_name0, method_name1, process)
-            seen.add(key)
-
-    cached._ibfabric_cached = True
-    salabim.salabim._check_overlapping_parameters = cached
-
-
-_cache_salabim_signature_check()
+tune_salabim()
 
 
 def parse_time(value: float | int | str, what: str = "time") -> float:
@@ -559,7 +540,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         return self.summary()
 
     def _run_chunks(self, end: float, progress) -> None:
-        """One salabim ``run`` call (each costs milliseconds of stack inspection in salabim);
+        """One run of the event lists (:meth:`PortLoop.run <ibfabric.components.eventloop.PortLoop.run>`);
         progress is reported by a ticker component that wakes 200 times over the span."""
         start = self.now
         span = end - start
@@ -567,7 +548,8 @@ class Simulation(EndpointsMixin, ScenarioMixin):
             return
         ticker = _Ticker(self, start, span, progress) if progress else None
         try:
-            self.portloop.run(end)
+            with run_gc_threshold():
+                self.portloop.run(end)
         finally:
             if ticker is not None:
                 ticker.close()

@@ -39,6 +39,8 @@ from ibfabric.ned_like.expr import number_literal, quantity_literal
 from ibfabric.ned_like.limits import check_nesting
 from ibfabric.ned_like.model import Location, Value
 from ibfabric.ned_like.patterns import PatternError, compile_pattern
+from ibfabric.ned_like import parsecache
+from ibfabric.ned_like.parsecache import cache_dir
 
 __all__ = ["parse", "parse_expression"]
 
@@ -531,22 +533,13 @@ def _grammar_cache(grammar: str) -> str | bool:
     shared, world-writable temporary directory, which another user could plant
     (and loading a pickle runs code).  The file lives in the user's cache
     directory instead, ``$IBFABRIC_CACHE_DIR`` or ``$XDG_CACHE_HOME/ibfabric``
-    (``~/.cache/ibfabric``), created private; ``IBFABRIC_CACHE_DIR=`` (empty)
-    turns it off.  lark checks the file's header, a hash of the grammar, its
+    (``~/.cache/ibfabric``, :func:`~ibfabric.ned_like.parsecache.cache_dir`), created
+    private; ``IBFABRIC_CACHE_DIR=`` (empty) turns it off.  lark checks the file's header, a hash of the grammar, its
     options, lark's and Python's versions, and rebuilds (and rewrites) a stale
     or damaged file, so a cache can only cost time, never change a parse.
     """
-    base = os.environ.get("IBFABRIC_CACHE_DIR")
+    base = cache_dir()
     if base is None:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                            "ibfabric")
-    if not base:
-        return False
-    try:
-        os.makedirs(base, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    if not os.access(base, os.W_OK | os.X_OK):
         return False
     key = hashlib.sha256(grammar.encode()).hexdigest()[:16]
     py = "".join(map(str, sys.version_info[:2]))
@@ -659,7 +652,17 @@ def parse(text: str, filename: str = "<string>") -> ast.NedFile:
     >>> f = parse("package demo; simple Node { gates: inout port[]; }")
     >>> f.types[0].qualname
     'demo.Node'
+
+    Parsed files are kept between processes (:mod:`ibfabric.ned_like.parsecache`).
     """
+    nedfile = parsecache.load(text, filename)
+    if nedfile is None:
+        nedfile = _parse(text, filename)
+        parsecache.store(text, filename, nedfile)
+    return nedfile
+
+
+def _parse(text: str, filename: str) -> ast.NedFile:
     items = _run(text, filename, "start")
     package = ""
     imports: list[ast.Import] = []

@@ -91,16 +91,16 @@ class TestGrammarCache:
         cache = tmp_path / "cache"
         fresh(str(cache))
         assert self.results() == expected  # built, then written
-        (written,) = cache.iterdir()
+        (written,) = cache.glob("ned-grammar-*")
         assert oct(cache.stat().st_mode & 0o777) == "0o700"
         fresh(str(cache))
         assert self.results() == expected  # read back
-        assert list(cache.iterdir()) == [written]
+        assert list(cache.glob("ned-grammar-*")) == [written]
 
     def test_a_damaged_file_is_rebuilt(self, tmp_path, fresh):
         fresh(str(tmp_path))
         expected = self.results()
-        (written,) = tmp_path.iterdir()
+        (written,) = tmp_path.glob("ned-grammar-*")
         data = written.read_bytes()
         written.write_bytes(data[: len(data) // 2])
         fresh(str(tmp_path))
@@ -118,3 +118,68 @@ class TestGrammarCache:
         fresh(str(blocker / "cache"))  # a directory cannot be made under a file
         assert ned_parser._grammar_cache("g") is False
         assert self.results()
+
+
+class TestParseCache:
+    """Parsed files are kept between processes (ned_like/parsecache.py); a cache never changes a parse."""
+
+    @pytest.fixture
+    def cache(self, tmp_path, monkeypatch):
+        monkeypatch.setenv("IBFABRIC_CACHE_DIR", str(tmp_path))
+        return tmp_path
+
+    def test_kept_and_read_back_equal_to_a_fresh_parse(self, cache, monkeypatch):
+        monkeypatch.setenv("IBFABRIC_CACHE_DIR", "")
+        expected = [parse(shipped(name).read_text(), name) for name in SHIPPED]
+        monkeypatch.setenv("IBFABRIC_CACHE_DIR", str(cache))
+        first = [parse(shipped(name).read_text(), name) for name in SHIPPED]
+        entries = sorted(cache.glob("ned-ast-*"))
+        assert len(entries) == len(SHIPPED)
+        assert [parse(shipped(name).read_text(), name) for name in SHIPPED] == first == expected
+        assert sorted(cache.glob("ned-ast-*")) == entries  # read, not written again
+
+    def test_the_text_and_the_file_name_are_both_in_the_key(self, cache):
+        a = parse("simple A { gates: inout p; }", "a.ned")
+        b = parse("simple A { gates: inout p; }", "b.ned")
+        c = parse("simple B { gates: inout p; }", "a.ned")
+        assert a.types[0].loc.file == "a.ned" and b.types[0].loc.file == "b.ned"
+        assert c.types[0].name == "B"
+        assert len(list(cache.glob("ned-ast-*"))) == 3
+        assert parse("simple A { gates: inout p; }", "b.ned") == b
+
+    def test_a_damaged_or_foreign_entry_is_parsed_again(self, cache):
+        src = "simple A { gates: inout p; }"
+        expected = parse(src, "a.ned")
+        (entry,) = cache.glob("ned-ast-*")
+        entry.write_bytes(entry.read_bytes()[:20])
+        assert parse(src, "a.ned") == expected
+        import pickle
+
+        entry.write_bytes(pickle.dumps(("other text", "not a file")))  # a hash collision, in effect
+        assert parse(src, "a.ned") == expected
+
+    def test_errors_are_not_kept_and_big_sources_not_written(self, cache, monkeypatch):
+        from ibfabric.ned_like import parsecache
+
+        with pytest.raises(NedError):
+            parse("network n { submodules: a: ; }")
+        assert list(cache.glob("ned-ast-*")) == []
+        monkeypatch.setattr(parsecache, "MAX_TEXT", 10)
+        parse("simple A { gates: inout p; }", "a.ned")
+        assert list(cache.glob("ned-ast-*")) == []
+
+    def test_at_most_max_entries_are_kept(self, cache, monkeypatch):
+        from ibfabric.ned_like import parsecache
+
+        monkeypatch.setattr(parsecache, "MAX_ENTRIES", 3)
+        for i in range(6):
+            parse(f"simple A{i} {{ gates: inout p; }}", f"a{i}.ned")
+        assert len(list(cache.glob("ned-ast-*"))) == 3
+        assert not list(cache.glob(".tmp-*"))
+
+    def test_off_when_empty(self, monkeypatch):
+        monkeypatch.setenv("IBFABRIC_CACHE_DIR", "")
+        from ibfabric.ned_like import parsecache
+
+        assert parsecache.cache_dir() is None
+        assert parse("simple A { gates: inout p; }").types[0].name == "A"

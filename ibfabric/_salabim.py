@@ -1,0 +1,96 @@
+"""What ibfabric changes in salabim's internals, and why (all of it start-up or build time).
+
+Each change keeps salabim's behaviour and is skipped when the salabim at
+hand does not have the function it replaces.  The data path's own event
+list is :mod:`ibfabric.components.eventloop`.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from contextlib import contextmanager
+
+import salabim
+
+__all__ = ["tune_salabim", "run_gc_threshold"]
+
+
+def _cache_signature_check() -> None:
+    """Make salabim's per-instance check of parameter names (``inspect.signature``
+    on ``__init__``/``setup``/``process``, about 0.5 ms per component) run once
+    per class: its answer depends on the class only."""
+    check = getattr(salabim.salabim, "_check_overlapping_parameters", None)
+    if check is None or getattr(check, "_ibfabric_cached", False):
+        return
+    seen: set = set()
+
+    def cached(obj, method_name0, method_name1, process=None):
+        key = (type(obj), method_name0, method_name1, getattr(process, "__func__", process))
+        if key not in seen:
+            check(obj, method_name0, method_name1, process)
+            seen.add(key)
+
+    cached._ibfabric_cached = True
+    salabim.salabim._check_overlapping_parameters = cached
+
+
+def _fast_caller_frame() -> None:
+    """Find salabim's caller by walking frames instead of ``inspect.stack()``.
+
+    salabim looks up the first frame outside its own file (for trace line
+    numbers) twice per ``Environment`` and once per ``run``; ``inspect.stack()``
+    reads the source lines of every frame on the stack to do it, about 15 ms
+    of a simulation's build.  The frame found is the same: the first one
+    whose file is neither salabim's nor ``"<string>"``, else the outermost.
+    """
+    if not callable(getattr(salabim.salabim, "_get_caller_frame", None)):
+        return
+    if getattr(salabim.salabim._get_caller_frame, "_ibfabric_fast", False):
+        return
+
+    def caller_frame():
+        f = sys._getframe(1)  # salabim's code, which asked
+        own = f.f_code.co_filename
+        last = f
+        while f is not None:
+            if f.f_code.co_filename not in (own, "<string>"):
+                return f
+            last = f
+            f = f.f_back
+        return last
+
+    caller_frame._ibfabric_fast = True
+    salabim.salabim._get_caller_frame = caller_frame
+
+
+def tune_salabim() -> None:
+    """Apply the changes above (once; importing :mod:`ibfabric.simulation` does it)."""
+    _cache_signature_check()
+    _fast_caller_frame()
+
+
+#: Allocations between two collections of the youngest generation during a run (Python's default: 700).
+RUN_GC_THRESHOLD = 50_000
+
+
+@contextmanager
+def run_gc_threshold(threshold: int = RUN_GC_THRESHOLD):
+    """Collect the youngest generation every *threshold* allocations (not 700) while a run lasts.
+
+    A packet lives for thousands of allocations (other packets, heap
+    entries); at 700 the collector walks it several times, promotes it to
+    the oldest generation, and the pile of promoted packets sets off full
+    collections that walk the whole fabric, about a tenth of a 4,096-host
+    run's time.  With a larger young generation most packets die in it.
+    The collector still runs; the old threshold is back after the run.
+    """
+    old = gc.get_threshold()
+    if old[0] >= threshold or not gc.isenabled():
+        yield
+        return
+    gc.set_threshold(threshold, *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)

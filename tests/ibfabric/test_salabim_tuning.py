@@ -1,0 +1,37 @@
+"""What ibfabric changes in salabim (ibfabric/_salabim.py) keeps salabim's behaviour."""
+
+import gc
+import inspect
+
+import salabim
+
+import ibfabric.simulation  # noqa: F401  (applies the changes)
+from ibfabric._salabim import RUN_GC_THRESHOLD, run_gc_threshold
+
+
+def test_salabim_still_finds_its_caller_the_frame_outside_its_file():
+    assert getattr(salabim.salabim._get_caller_frame, "_ibfabric_fast", False)
+    env = salabim.Environment(trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False)
+    here = inspect.getframeinfo(inspect.currentframe()).filename
+    assert list(env._source_files) == [here]
+    assert env._main.frame.f_code.co_filename == here
+
+
+def test_the_young_generation_is_larger_during_a_run_only():
+    before = gc.get_threshold()
+    with run_gc_threshold():
+        assert gc.get_threshold() == (RUN_GC_THRESHOLD, *before[1:])
+    assert gc.get_threshold() == before
+    gc.disable()
+    try:
+        with run_gc_threshold():
+            assert gc.get_threshold() == before  # the caller's choice: left alone
+    finally:
+        gc.enable()
+
+
+def test_a_run_leaves_the_threshold_as_it_was():
+    before = gc.get_threshold()
+    sim = ibfabric.simulation.Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+    sim.run("2us")
+    assert gc.get_threshold() == before
