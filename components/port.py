@@ -110,12 +110,22 @@ class TxPort:
         Operational data VLs on the link (the smaller count of both ends).
     credits : list of int
         Credits available per data VL at the receiver.
-    returns : list of deque
-        Per data VL, ``(time, credits)`` returns on their way back.
+    returns : list of list
+        Per data VL, ``(time, credits)`` returns on their way back, in time order.
     cands : list of list
         Per data VL, the sources (input buffers or VL send buffers) whose head
         packet wants this port.
     """
+
+    # the attributes every port has are slots: one compact object per port, not an object and a
+    # dictionary of 35 entries (subclasses add a dictionary for their own; the class of a port that
+    # changes state changes with it, :mod:`.failures`, so they add no slots)
+    __slots__ = (
+        "node", "env", "loop", "gen", "port", "link", "byte_time", "delay", "nvl", "arbiter", "peer_rx",
+        "capacity", "credits", "returns", "cands", "wants", "ready", "single", "running", "own_wake",
+        "early_at", "busy_until", "next_t", "events", "sent", "sent_bytes", "busy", "window", "last_start",
+        "last_end", "check", "early_wakes", "_step", "__dict__", "__weakref__",
+    )
 
     #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
     escape_reserve = 0
@@ -137,7 +147,8 @@ class TxPort:
         self.peer_rx = None
         self.capacity = [0] * nvl
         self.credits = [0] * nvl
-        self.returns: list[deque] = [deque() for _ in range(nvl)]
+        # (lists, not deques: a few returns are in flight per VL, and an empty deque is 760 bytes)
+        self.returns: list[list] = [[] for _ in range(nvl)]
         self.cands: list[list] = [[] for _ in range(nvl)]
         #: per VL, what waits for credits (truthy when something does); a
         #: credit return pokes the port only then
@@ -364,7 +375,7 @@ class TxPort:
         rq = self.returns[vl]
         c = self.credits
         while rq and rq[0][0] <= now:
-            c[vl] += rq.popleft()[1]
+            c[vl] += rq.pop(0)[1]
         if self.check:
             self.check_credits(vl)
 

@@ -35,3 +35,19 @@ def test_a_run_leaves_the_threshold_as_it_was():
     sim = ibfabric.simulation.Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
     sim.run("2us")
     assert gc.get_threshold() == before
+
+
+def test_a_build_freezes_what_it_made_and_the_next_frees_a_dropped_simulation():
+    import weakref
+
+    Simulation = ibfabric.simulation.Simulation
+    first = Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+    assert gc.get_freeze_count() > 0
+    first.run("2us")
+    gone = weakref.ref(first)
+    del first
+    kept = Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+    assert gone() is None  # dropped: collected before the second build froze anything
+    alive = weakref.ref(kept)
+    Simulation("irregular16", seed=1)
+    assert alive() is kept and kept.run("2us")["conservation_ok"]

@@ -131,6 +131,22 @@ class TestWriters:
             "}\n"
         )
 
+    def test_links_assign_only_what_differs_from_the_link_defaults(self):
+        f = gen.mesh((1, 2), hosts_per_switch=1)  # 4x QDR: the defaults
+        lines = [ln.strip() for ln in gen.to_ned(f, name="pair").splitlines() if "<-->" in ln]
+        assert lines[0] == "sw0_0.port[3] <--> Link <--> sw0_1.port[4];"
+        f = gen.mesh((1, 2), hosts_per_switch=1, speed="EDR")
+        assert '<--> Link { speed = "EDR"; } <-->' in gen.to_ned(f, name="pair")
+        f = gen.mesh((1, 2), hosts_per_switch=1, width="1x")
+        assert '<--> Link { width = "1x"; } <-->' in gen.to_ned(f, name="pair")
+
+    def test_the_left_out_values_are_the_link_channels_defaults(self):
+        from ibfabric import Simulation
+
+        sim = Simulation(gen.to_ned(gen.mesh((1, 2), hosts_per_switch=1), name="pair"))
+        for ch in sim.channels:
+            assert {k: str(ch.params[k]) for k in gen.LINK_DEFAULTS} == gen.LINK_DEFAULTS
+
     def test_ned_with_lids(self):
         text = gen.to_ned(gen.bermudez2006_fig1(), name="fig1")
         assert "        sw10: Switch { numPorts = 4; lid = 10; }" in text and "h4: HCA { lid = 4; }" in text
