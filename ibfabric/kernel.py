@@ -419,6 +419,13 @@ def without_gc(build: Callable) -> Callable:
     dropped is freed then (a process runs one build without that collection).
     If someone else has frozen objects, or the build fails, the build ends
     with a collection of the young generations instead, as before.
+
+    What it costs: the build's own cyclic garbage (about 9,000 objects for
+    the default scenario) and a dropped simulation stay in memory until the
+    next build (salabim's default Environment kept the last simulation alive
+    until then anyway); a build while a big simulation is still referenced
+    walks it once in that full collection; and objects the caller froze after
+    a build are unfrozen with it by the next.
     """
 
     @functools.wraps(build)

@@ -7,7 +7,7 @@ that.  :func:`~ibfabric.ned_like.parser.parse` looks here first.
 An entry is a pickle of the :class:`~ibfabric.ned_like.ast.NedFile`, named by
 a hash of the source text, the file name (it is in every location and
 message) and everything that decides what a parse gives: the grammar, the
-sources of the parser's modules, lark's and Python's versions.  Editing any
+sources of the parser's modules, lark's, attrs' and Python's versions.  Editing any
 of them makes new names, so a stale entry is never read.  A damaged or
 unreadable entry is ignored, so the cache can only cost time, never change
 a parse.  Entries are written atomically; only sources up to
@@ -15,8 +15,8 @@ a parse.  Entries are written atomically; only sources up to
 them (the least recently written go first).
 
 The directory is the one the lark grammar cache uses (:func:`cache_dir`),
-private to the user: loading a pickle runs code, so it is never read from a
-shared place.
+private to the user: loading a pickle runs code, so a directory that
+another user owns or can write into is not used at all.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ _fingerprint: str | None = None
 def cache_dir() -> str | None:
     """ibfabric's private cache directory, made if needed: ``$IBFABRIC_CACHE_DIR`` or
     ``$XDG_CACHE_HOME/ibfabric`` (``~/.cache/ibfabric``); None if it is turned off
-    (``IBFABRIC_CACHE_DIR=``, empty) or cannot be used."""
+    (``IBFABRIC_CACHE_DIR=``, empty) or cannot be used: it must belong to the user and be
+    writable by nobody else (an existing shared directory, such as ``/tmp``, is never used)."""
     base = os.environ.get("IBFABRIC_CACHE_DIR")
     if base is None:
         base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
@@ -54,6 +55,12 @@ def cache_dir() -> str | None:
         return None
     if not os.access(base, os.W_OK | os.X_OK):
         return None
+    try:  # only a directory of this user's that nobody else can write into (loading a pickle runs code)
+        st = os.stat(base)
+    except OSError:
+        return None
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        return None
     return base
 
 
@@ -61,6 +68,7 @@ def _parser_fingerprint() -> str:
     """A hash of what decides a parse: the grammar, the parser's modules' sources, lark and Python."""
     global _fingerprint
     if _fingerprint is None:
+        import attrs
         import lark
 
         from ibfabric import units
@@ -72,7 +80,7 @@ def _parser_fingerprint() -> str:
                 m.__file__ for m in (ast, doccomments, errors, expr, limits, model, parser, patterns, units)]:
             with open(path, "rb") as f:
                 h.update(f.read())
-        h.update(f"lark {lark.__version__} python {sys.version}".encode())
+        h.update(f"lark {lark.__version__} attrs {attrs.__version__} python {sys.version}".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
 

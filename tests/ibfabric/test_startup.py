@@ -183,3 +183,17 @@ class TestParseCache:
 
         assert parsecache.cache_dir() is None
         assert parse("simple A { gates: inout p; }").types[0].name == "A"
+
+    def test_a_directory_others_can_write_into_is_not_used(self, tmp_path, monkeypatch):
+        from ibfabric.ned_like import parsecache
+
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        shared.chmod(0o777)  # as /tmp is: someone else could plant a pickle
+        monkeypatch.setenv("IBFABRIC_CACHE_DIR", str(shared))
+        assert parsecache.cache_dir() is None
+        assert ned_parser._grammar_cache("g") is False
+        parse("simple A { gates: inout p; }", "a.ned")
+        assert list(shared.iterdir()) == []
+        shared.chmod(0o700)
+        assert parsecache.cache_dir() == str(shared)
