@@ -39,7 +39,7 @@ from ibfabric.ned_like.expr import number_literal, quantity_literal
 from ibfabric.ned_like.limits import check_nesting
 from ibfabric.ned_like.model import Location, Value
 from ibfabric.ned_like.patterns import PatternError, compile_pattern
-from ibfabric.ned_like import parsecache
+from ibfabric.ned_like import fastconn, parsecache
 from ibfabric.ned_like.parsecache import cache_dir
 
 __all__ = ["parse", "parse_expression"]
@@ -662,8 +662,34 @@ def parse(text: str, filename: str = "<string>") -> ast.NedFile:
     return nedfile
 
 
+class _Fallback(Exception):
+    """The fast path's sections do not fit the parse (the whole text goes to lark)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _keywords() -> frozenset[str]:
+    """The grammar's reserved words (a name lark would not read as a NAME)."""
+    return frozenset(t.pattern.value for t in _lark().terminals
+                     if isinstance(t.pattern, lark.lexer.PatternStr) and t.pattern.value.isidentifier())
+
+
 def _parse(text: str, filename: str) -> ast.NedFile:
-    items = _run(text, filename, "start")
+    try:
+        fast = fastconn.split(text, filename, _keywords())
+    except NedError:
+        fast = None
+    if fast is not None:
+        try:
+            return _parse_sections(fast[0], filename, text, fast[1])
+        except (NedError, _Fallback):
+            pass  # lark reads it all and gives its own answer or message
+    return _parse_sections(text, filename, text, ())
+
+
+def _parse_sections(lark_text: str, filename: str, text: str, sections) -> ast.NedFile:
+    """Parse *lark_text* with lark, then put the connections sections the fast path read
+    (:mod:`ibfabric.ned_like.fastconn`) into the types that declare them."""
+    items = _run(lark_text, filename, "start")
     package = ""
     imports: list[ast.Import] = []
     types: list[ast.TypeDecl] = []
@@ -678,6 +704,11 @@ def _parse(text: str, filename: str) -> ast.NedFile:
             imports.append(item)
         else:
             types.append(item)
+    for line, conns in sections:
+        owner = max((i for i, t in enumerate(types) if t.loc.line <= line), default=None)
+        if owner is None or types[owner].kind not in ("module", "network") or types[owner].connections:
+            raise _Fallback
+        types[owner] = attrs.evolve(types[owner], connections=conns)
     seen: dict[str, Location] = {}
     out = []
     for t in types:
