@@ -46,6 +46,18 @@ def _check_salabim(env) -> None:
                            f" {salabim.__version__} does not have; install a salabim version ibfabric supports")
 
 
+def _check_entry(env, main) -> None:
+    """Fail with one clear line if salabim's event-list entries are not ``(time, priority, seq,
+    component, value)``, the layout the merge compares (checked once per run, on main's entry)."""
+    entry = next((e for e in env._event_list if len(e) > 3 and e[3] is main), None)
+    if entry is None or len(entry) != 5 or entry[1] != inf or not isinstance(entry[2], int):
+        import salabim
+
+        raise RuntimeError(f"ibfabric's port event loop does not know the event list of salabim {salabim.__version__}"
+                           f" (entries (time, priority, seq, component, value) expected); install a salabim"
+                           f" version ibfabric supports")
+
+
 class PortLoop:
     """The port transmitters' event list of one simulation, and the loop that runs it with salabim's."""
 
@@ -77,6 +89,7 @@ class PortLoop:
         main = env._main
         main.status._value = "scheduled"
         main._reschedule(till + env._offset, inf, False, "run", None)
+        _check_entry(env, main)
         env.end_on_empty_eventlist = False
         env.running = True
         heap = self.heap

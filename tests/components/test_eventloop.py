@@ -86,3 +86,19 @@ def test_a_port_is_an_object_of_its_own_not_a_salabim_component():
     s = sim.run("20us")
     assert s["conservation_ok"] and s["packets_delivered"] > 0
     assert len(sim.env._event_list) <= salabim_components + 1
+
+
+def test_an_event_list_of_another_layout_is_one_clear_error(monkeypatch):
+    import pytest
+
+    e = env()
+    loop = PortLoop(e)
+    real = e._main._reschedule
+
+    def reschedule(t, priority, urgent, caller, cap_now):  # as a salabim with 4-field entries would push
+        real(t, priority, urgent, caller, cap_now)
+        e._event_list[:] = [x[:4] for x in e._event_list]
+
+    monkeypatch.setattr(e._main, "_reschedule", reschedule)
+    with pytest.raises(RuntimeError, match="does not know the event list of salabim"):
+        loop.run(5.0)
