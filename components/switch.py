@@ -59,7 +59,7 @@ class SwitchRx:
 
     __slots__ = (
         "node", "port", "bufs", "vl15", "upstream", "delay", "xbar_free", "lft",
-        "tx_by_port", "sl2vl_out", "route_delay", "xbar_bt", "dropper", "drop_check", "sim", "routes",
+        "tx_by_port", "sl2vl_out", "route_delay", "xbar_bt", "dropper", "drop_check", "sim",
         "table", "index",
     )
 
@@ -73,7 +73,6 @@ class SwitchRx:
         self.delay = delay
         self.xbar_free = 0.0
         self.lft: list[int] = []
-        self.routes: list[tuple] | None = None
         #: the route of DLID d is ``table[index[d]]`` (see :meth:`rebuild_routes`)
         self.table: list[tuple] = []
         self.index = b""
@@ -83,6 +82,11 @@ class SwitchRx:
         self.xbar_bt = 0.0
         self.dropper = node.dropper
         self.drop_check = not getattr(node.dropper, "passive", False)
+
+    @property
+    def routes(self) -> list[tuple] | None:
+        """With routing options, the route of every DLID (``table``, one entry per DLID); None without."""
+        return self.table if self.node.option_bits else None
 
     @property
     def nvl(self) -> int:
@@ -105,7 +109,7 @@ class SwitchRx:
         ``table`` has one entry per byte value, so a switch keeps no per-LID Python object (8 bytes
         a LID would be 8 times the table on a large fabric) and input ports whose SL-to-VL tables are
         the same objects (the usual case) share one ``table``.  With routing options a DLID's route
-        may be its own (its options): ``table`` is then one entry per DLID (also ``routes``) and
+        may be its own (its options): ``table`` is then one entry per DLID (:attr:`routes`) and
         ``index`` counts them.
         """
         node = self.node
@@ -128,12 +132,7 @@ class SwitchRx:
                 add_options(node, table, self.lft, per_port)
             cache[key] = table
         self.table = table
-        if node.option_bits:
-            self.routes = table
-            self.index = range(len(table))
-        else:
-            self.routes = None
-            self.index = self.lft
+        self.index = range(len(table)) if node.option_bits else self.lft
 
     def receive(self, p, now: float) -> None:
         """Store *p*, whose first bit arrives at ``p.head_at``, and route it."""

@@ -160,16 +160,15 @@ class VoqRx(SwitchRx):
         p.out_vl = ovl
         # store it in its output's queue (one from the pool's free list if it has none); a new head
         # becomes a candidate of its output port (inline, as in SwitchRx.receive: the per-packet path)
-        out = op.port
-        v = pool.voqs[out]
+        v = pool.voqs[port]
         if v is None:
             free = pool.free
             if free:
                 v = free.pop()
-                v.out = out
+                v.out = port
             else:
-                v = VoqQueue(pool, out)
-            pool.voqs[out] = v
+                v = VoqQueue(pool, port)
+            pool.voqs[port] = v
         t = p.ready_at = p.head_at + self.route_delay
         q = v.q
         q.append(p)

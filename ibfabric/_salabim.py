@@ -2,18 +2,18 @@
 
 Each change keeps salabim's behaviour and is skipped when the salabim at
 hand does not have the function it replaces.  The data path's own event
-list is :mod:`ibfabric.components.eventloop`.
+list is :mod:`ibfabric.components.eventloop`; the collector's settings for
+builds and runs are :func:`ibfabric.kernel.without_gc` and
+:func:`ibfabric.kernel.run_gc_threshold`.
 """
 
 from __future__ import annotations
 
-import gc
 import sys
-from contextlib import contextmanager
 
 import salabim
 
-__all__ = ["tune_salabim", "run_gc_threshold"]
+__all__ = ["tune_salabim"]
 
 
 def _cache_signature_check() -> None:
@@ -68,29 +68,3 @@ def tune_salabim() -> None:
     """Apply the changes above (once; importing :mod:`ibfabric.simulation` does it)."""
     _cache_signature_check()
     _fast_caller_frame()
-
-
-#: Allocations between two collections of the youngest generation during a run (Python's default: 700).
-RUN_GC_THRESHOLD = 50_000
-
-
-@contextmanager
-def run_gc_threshold(threshold: int = RUN_GC_THRESHOLD):
-    """Collect the youngest generation every *threshold* allocations (not 700) while a run lasts.
-
-    A packet lives for thousands of allocations (other packets, heap
-    entries); at 700 the collector walks it several times, promotes it to
-    the oldest generation, and the pile of promoted packets sets off full
-    collections that walk the whole fabric, about a tenth of a 4,096-host
-    run's time.  With a larger young generation most packets die in it.
-    The collector still runs; the old threshold is back after the run.
-    """
-    old = gc.get_threshold()
-    if old[0] >= threshold or not gc.isenabled():
-        yield
-        return
-    gc.set_threshold(threshold, *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)

@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 import salabim
 
-from ibfabric._salabim import run_gc_threshold, tune_salabim
+from ibfabric._salabim import tune_salabim
 from ibfabric.checks import IbfabricWarning, check_built
 from ibfabric.errors import ConfigError, DeadlockError, TopologyError
-from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng, without_gc
+from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng, run_gc_threshold, without_gc
 from ibfabric.measure import BacklogMonitor
 from ibfabric.plugins.manager import PluginSet
 from ibfabric.plugins.traffic import checked

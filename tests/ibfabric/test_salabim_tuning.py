@@ -1,4 +1,5 @@
-"""What ibfabric changes in salabim (ibfabric/_salabim.py) keeps salabim's behaviour."""
+"""What ibfabric changes in salabim (ibfabric/_salabim.py) keeps salabim's behaviour; the collector's settings
+for builds and runs (ibfabric/kernel.py)."""
 
 import gc
 import inspect
@@ -6,7 +7,7 @@ import inspect
 import salabim
 
 import ibfabric.simulation  # noqa: F401  (applies the changes)
-from ibfabric._salabim import RUN_GC_THRESHOLD, run_gc_threshold
+from ibfabric.kernel import RUN_GC_THRESHOLD, run_gc_threshold
 
 
 def test_salabim_still_finds_its_caller_the_frame_outside_its_file():
