@@ -9,7 +9,9 @@ builds and runs are :func:`ibfabric.kernel.without_gc` and
 
 from __future__ import annotations
 
+import inspect
 import sys
+import types
 
 import salabim
 
@@ -64,7 +66,28 @@ def _fast_caller_frame() -> None:
     salabim.salabim._get_caller_frame = caller_frame
 
 
+class _FrameInfoWithoutSource(types.ModuleType):
+    """:mod:`inspect` as salabim's module sees it: the same module, except that ``getframeinfo``
+    does not read the frame's source lines (salabim reads only ``filename``, ``lineno`` and
+    ``function`` of it).  Reading them means finding the frame's module, which walks every module
+    Python has imported (about 12 ms, at the first ``Environment`` of a process)."""
+
+    def __getattr__(self, name: str):
+        return getattr(inspect, name)
+
+    @staticmethod
+    def getframeinfo(frame, context: int = 1):
+        """``inspect.getframeinfo(frame, context=0)``: no ``code_context``."""
+        return inspect.getframeinfo(frame, 0)
+
+
+def _frame_info_without_source() -> None:
+    if getattr(salabim.salabim, "inspect", None) is inspect:
+        salabim.salabim.inspect = _FrameInfoWithoutSource("inspect")
+
+
 def tune_salabim() -> None:
     """Apply the changes above (once; importing :mod:`ibfabric.simulation` does it)."""
     _cache_signature_check()
     _fast_caller_frame()
+    _frame_info_without_source()

@@ -39,7 +39,7 @@ from ibfabric.ned_like.expr import number_literal, quantity_literal
 from ibfabric.ned_like.limits import check_nesting
 from ibfabric.ned_like.model import Location, Value
 from ibfabric.ned_like.patterns import PatternError, compile_pattern
-from ibfabric.ned_like import fastconn, parsecache
+from ibfabric.ned_like import fastconn, fastexpr, parsecache
 from ibfabric.ned_like.parsecache import cache_dir
 
 __all__ = ["parse", "parse_expression"]
@@ -731,6 +731,8 @@ def parse_expression(text: str, filename: str = "<string>") -> ast.Expr:
         On a syntax error, an unknown unit, a number out of range or an
         expression nested too deeply.
     """
-    expr = _run(text, filename, "expr_only")
-    check_nesting(expr)
+    expr = fastexpr.simple(text, filename)  # one token (most overrides): no lark parser to build
+    if expr is None:
+        expr = _run(text, filename, "expr_only")
+        check_nesting(expr)
     return expr

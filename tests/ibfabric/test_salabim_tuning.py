@@ -18,6 +18,15 @@ def test_salabim_still_finds_its_caller_the_frame_outside_its_file():
     assert env._main.frame.f_code.co_filename == here
 
 
+def test_salabim_reads_frame_info_without_source_lines():
+    proxy = salabim.salabim.inspect
+    assert proxy is not inspect and proxy.signature is inspect.signature  # everything else is inspect's
+    frame = inspect.currentframe()
+    info, full = proxy.getframeinfo(frame), inspect.getframeinfo(frame)  # (one line: the frame's line number)
+    assert (info.filename, info.lineno, info.function) == (full.filename, full.lineno, full.function)
+    assert info.code_context is None
+
+
 def test_the_young_generation_is_larger_during_a_run_only():
     before = gc.get_threshold()
     with run_gc_threshold():
