@@ -36,3 +36,23 @@ def test_a_failing_child_is_a_json_line_with_an_error(capsys):
     assert rec["scenario"] == "irregular16-load0.1" and rec["error"].startswith("timed out")
     rec = kernel.run_child("irregular16-load0.1", "not-a-time", None, 600)
     assert rec["error"] and rec["returncode"] != 0
+
+
+def test_memlat_prints_one_json_line_per_run(capsys):
+    from bench import memlat
+
+    assert memlat.main(["--sizes-mb", "0.25", "1", "--steps", "2000"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["benchmark"] == "memlat" and set(rec["ns_per_load"]) == {"0.25", "1"}
+    assert min(rec["extra_ns"].values()) == 0 and rec["salabim_hold_events_per_s"] > 0
+
+
+def test_memlat_chases_one_cycle_through_every_slot():
+    from bench import memlat
+
+    nxt = memlat.cycle(1000, seed=3)
+    p, seen = 0, set()
+    for _ in range(1000):
+        seen.add(p)
+        p = int(nxt[p])
+    assert p == 0 and len(seen) == 1000  # back at the start after visiting every slot once
