@@ -129,15 +129,8 @@ class TxPort:
 
     #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
     escape_reserve = 0
-    #: whether the class steps with :meth:`TxPort.step` (which :meth:`wake` then runs inline); set
-    #: for every subclass by ``__init_subclass__``
-    plain_step = True
     #: IBA port state; a port that leaves Active changes class (:mod:`ibfabric.components.failures`)
     state = PortState.ACTIVE
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls.plain_step = cls.step is TxPort.step
 
     def __init__(self, node, port: int, link: "Link", nvl: int, arbiter, env):
         self.node = node
@@ -204,21 +197,7 @@ class TxPort:
         self.events += 1
         self.own_wake = INF
         self.running = True
-        # (the step of the port's class now: it may change)
-        if self.check:
-            t = self.run_step(now)
-        elif self.plain_step:  # TxPort.step, inlined (one call less per event)
-            if now < self.busy_until:
-                t = self.busy_until
-            else:
-                end = self.try_send(now)
-                if end is not None:
-                    self.busy_until = end
-                    t = self.after_send(end)
-                else:
-                    t = self.next_t
-        else:
-            t = self.step(now)
+        t = self.run_step(now) if self.check else self.step(now)  # (of the port's class now: it may change)
         self.running = False
         if t != INF and self.early_at > t:
             self.own_wake = t
@@ -291,9 +270,7 @@ class TxPort:
             self.loop.schedule(t, self, EARLY)
 
     def step(self, now: float) -> float:
-        """Do what can be done at *now*; return when to look again (INF: when poked).
-
-        (:meth:`wake` runs a copy of this inline for the classes that do not override it.)"""
+        """Do what can be done at *now*; return when to look again (INF: when poked)."""
         if now < self.busy_until:
             # a wake-up that an early one overtook: the link is still sending its packet
             return self.busy_until

@@ -138,31 +138,6 @@ class IBAVLArbiter:
         ConfigError
             If no ready VL is in either VLArbitrationTable.
         """
-        if not self.high and self.low:
-            # low priority only (a table of one priority, the usual case): _wrr inlined, one call per packet
-            table = self.low
-            idx = self.lo_idx
-            rem = self.lo_rem
-            n = len(table)
-            nready = len(ready)
-            for _ in range(n + 1):
-                vl = table[idx][0]
-                p = ready[vl] if vl < nready else None
-                if p is not None and rem > 0:
-                    rem -= (p.size + 63) >> 6
-                    if rem <= 0:
-                        idx = idx + 1 if idx + 1 < n else 0
-                        rem = table[idx][1]
-                    self.lo_idx = idx
-                    self.lo_rem = rem
-                    self.hi_sent = 0
-                    return vl
-                idx = idx + 1 if idx + 1 < n else 0
-                rem = table[idx][1]
-            self.lo_idx = idx
-            self.lo_rem = rem
-            raise ConfigError(f"VL arbiter asked to choose among VLs {[v for v, p in enumerate(ready) if p]} "
-                              "that are in neither VLArbitrationTable")
         high_allowed = self.limit is None or self.hi_sent == 0 or self.hi_sent < self.limit
         if self.high and high_allowed:
             vl = self._pick_high(ready)

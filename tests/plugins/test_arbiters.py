@@ -174,38 +174,3 @@ class TestArbiterRng:
         # two ports draw different sequences (independent generators)
         assert first[busy[0]][:20] != first[busy[1]][:20]
 
-
-def _reference_low_only(arb, ready):
-    """select() of a low-priority-only table as the general path makes it (through _wrr)."""
-    vl = arb._pick_low(ready) if arb.low else -1
-    if vl < 0:
-        raise ConfigError("nothing ready")
-    arb.hi_sent = 0
-    return vl
-
-
-def test_low_only_fast_path_chooses_as_the_general_path():
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    entry = st.tuples(st.integers(0, 4), st.integers(0, 6))
-    ready_sets = st.lists(st.lists(st.sampled_from([None, 64, 256, 2048]), min_size=4, max_size=4),
-                          min_size=1, max_size=40)
-
-    @settings(max_examples=200, deadline=None)
-    @given(low=st.lists(entry, min_size=1, max_size=6), steps=ready_sets)
-    def check(low, steps):
-        fast = IBAVLArbiter(ArbiterConfig(4, low=tuple(low), limit_high=255))
-        ref = IBAVLArbiter(ArbiterConfig(4, low=tuple(low), limit_high=255))
-        for sizes in steps:
-            ready = [None if s is None else pkt(s) for s in sizes]
-            outcomes = []
-            for arb, choose in ((fast, fast.select), (ref, lambda r: _reference_low_only(ref, r))):
-                try:
-                    outcomes.append(choose(list(ready)))
-                except ConfigError:
-                    outcomes.append("error")
-            assert outcomes[0] == outcomes[1]
-            assert (fast.lo_idx, fast.lo_rem, fast.hi_sent) == (ref.lo_idx, ref.lo_rem, ref.hi_sent)
-
-    check()
