@@ -175,7 +175,7 @@ def run_named(name: str, sim_time: str | None, launched: float | None) -> dict:
     t_main = time.time()
     t0 = time.perf_counter()
     from ibfabric.configs import overrides as config_overrides
-    from ibfabric.simulation import Simulation
+    from ibfabric.simulation import Simulation, parse_time
 
     import_s = time.perf_counter() - t0
     soft = dict(config_overrides(sc["config"])) if sc.get("config") else {}
@@ -198,15 +198,11 @@ def run_named(name: str, sim_time: str | None, launched: float | None) -> dict:
     startup_s = time.time() - (launched if launched is not None else t_main)
     import importlib.util
 
-    import ibfabric.simulation as _simmod
-
-    bytecode = os.path.exists(importlib.util.cache_from_source(_simmod.__file__))
+    bytecode = os.path.exists(importlib.util.cache_from_source(sys.modules[Simulation.__module__].__file__))
     rss_built = peak_rss_mb()
     # the run in two halves (the same packets and latencies as one run: the event lists stop at the
     # middle; only the backlog monitor's few samples differ), so that the second half's cost per hop,
     # past the filling of an empty fabric, is measured on its own
-    from ibfabric.simulation import parse_time
-
     end = parse_time(sim_time or sc["time"])
     start = min(sim.warmup, end)
     mid = start + (end - start) / 2

@@ -22,6 +22,7 @@ import re
 
 from ibfabric.ned_like import ast
 from ibfabric.ned_like.expr import number_literal
+from ibfabric.ned_like.fastexpr import NAME
 from ibfabric.ned_like.model import Location
 
 __all__ = ["split", "MIN_LINES"]
@@ -29,11 +30,10 @@ __all__ = ["split", "MIN_LINES"]
 #: Sections shorter than this stay with lark (the fast path is for big generated files).
 MIN_LINES = 64
 
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _INT = r"0|[1-9][0-9]*"
-_GATE = rf"({_NAME})[ \t]*\.[ \t]*({_NAME})[ \t]*\[[ \t]*({_INT})[ \t]*\]"
+_GATE = rf"({NAME})[ \t]*\.[ \t]*({NAME})[ \t]*\[[ \t]*({_INT})[ \t]*\]"
 _ARROW = r"(<-->|-->|<--)"
-_LINE = re.compile(rf"[ \t]*{_GATE}[ \t]*{_ARROW}[ \t]*(?:({_NAME})[ \t]*{_ARROW}[ \t]*)?{_GATE}[ \t]*;[ \t]*")
+_LINE = re.compile(rf"[ \t]*{_GATE}[ \t]*{_ARROW}[ \t]*(?:({NAME})[ \t]*{_ARROW}[ \t]*)?{_GATE}[ \t]*;[ \t]*")
 _HEADER = re.compile(r"[ \t]*connections[ \t]*:[ \t]*")
 _FOOTER = re.compile(r"[ \t]*\}[ \t]*;?[ \t]*")
 
@@ -52,10 +52,12 @@ def split(text: str, filename: str, keywords: frozenset[str]) -> tuple[str, list
             i += 1
             continue
         j = i + 1
-        while j < n and _LINE.fullmatch(lines[j]):
+        matches = []
+        while j < n and (m := _LINE.fullmatch(lines[j])) is not None:
+            matches.append(m)
             j += 1
-        if j - i - 1 >= MIN_LINES and j < n and _FOOTER.fullmatch(lines[j]):
-            items = _items(lines, i + 1, j, filename, keywords)
+        if len(matches) >= MIN_LINES and j < n and _FOOTER.fullmatch(lines[j]):
+            items = _items(matches, i + 1, filename, keywords)
             if items is not None:
                 sections.append((i + 1, items))
                 for k in range(i + 1, j):
@@ -66,10 +68,11 @@ def split(text: str, filename: str, keywords: frozenset[str]) -> tuple[str, list
     return "\n".join(lines), sections
 
 
-def _items(lines: list[str], start: int, end: int, filename: str, keywords: frozenset[str]) -> tuple | None:
+def _items(matches: list[re.Match], start: int, filename: str, keywords: frozenset[str]) -> tuple | None:
+    """The connections of a section's lines (*matches*, the first on line index *start*), or None
+    if lark must read them."""
     out = []
-    for k in range(start, end):
-        m = _LINE.fullmatch(lines[k])
+    for k, m in enumerate(matches, start):
         mod_a, gate_a, idx_a, arrow1, chan, arrow2, mod_b, gate_b, idx_b = m.groups()
         if chan is not None and arrow1 != arrow2:
             return None  # lark's message for mismatched arrows

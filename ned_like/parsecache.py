@@ -72,12 +72,13 @@ def _parser_fingerprint() -> str:
         import lark
 
         from ibfabric import units
-        from ibfabric.ned_like import ast, doccomments, errors, expr, limits, model, parser, patterns
+        from ibfabric.ned_like import ast, doccomments, errors, expr, fastconn, fastexpr, limits, model, parser, patterns
 
         h = hashlib.sha256()
         here = os.path.dirname(os.path.abspath(parser.__file__))
         for path in [os.path.join(here, "ned.lark")] + [
-                m.__file__ for m in (ast, doccomments, errors, expr, limits, model, parser, patterns, units)]:
+                m.__file__ for m in (ast, doccomments, errors, expr, fastconn, fastexpr, limits, model, parser, patterns,
+                                  units)]:
             with open(path, "rb") as f:
                 h.update(f.read())
         h.update(f"lark {lark.__version__} attrs {attrs.__version__} python {sys.version}".encode())

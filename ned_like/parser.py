@@ -40,7 +40,6 @@ from ibfabric.ned_like.limits import check_nesting
 from ibfabric.ned_like.model import Location, Value
 from ibfabric.ned_like.patterns import PatternError, compile_pattern
 from ibfabric.ned_like import fastconn, fastexpr, parsecache
-from ibfabric.ned_like.parsecache import cache_dir
 
 __all__ = ["parse", "parse_expression"]
 
@@ -538,7 +537,7 @@ def _grammar_cache(grammar: str) -> str | bool:
     options, lark's and Python's versions, and rebuilds (and rewrites) a stale
     or damaged file, so a cache can only cost time, never change a parse.
     """
-    base = cache_dir()
+    base = parsecache.cache_dir()
     if base is None:
         return False
     key = hashlib.sha256(grammar.encode()).hexdigest()[:16]
@@ -666,16 +665,9 @@ class _Fallback(Exception):
     """The fast path's sections do not fit the parse (the whole text goes to lark)."""
 
 
-@functools.lru_cache(maxsize=1)
-def _keywords() -> frozenset[str]:
-    """The grammar's reserved words (a name lark would not read as a NAME)."""
-    return frozenset(t.pattern.value for t in _lark().terminals
-                     if isinstance(t.pattern, lark.lexer.PatternStr) and t.pattern.value.isidentifier())
-
-
 def _parse(text: str, filename: str) -> ast.NedFile:
     try:
-        fast = fastconn.split(text, filename, _keywords())
+        fast = fastconn.split(text, filename, fastexpr.keywords())
     except NedError:
         fast = None
     if fast is not None:

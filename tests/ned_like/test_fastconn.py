@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ibfabric.ned_like import NedError, fastconn
+from ibfabric.ned_like import NedError, fastconn, fastexpr
 from ibfabric.ned_like import parser as P
 from ibfabric.topologies import SHIPPED, generators as gen, shipped
 
@@ -50,7 +50,7 @@ OTHER_LINKS = {
 @pytest.mark.parametrize("name", GENERATED)
 def test_generated_fabrics_parse_the_same(name, short_sections):
     text = gen.to_ned(GENERATED[name](), name="net")
-    assert fastconn.split(text, "t.ned", P._keywords()) is not None  # the fast path is taken
+    assert fastconn.split(text, "t.ned", fastexpr.keywords()) is not None  # the fast path is taken
     fast = with_fast_path(text)
     assert fast == lark_only(text)
     assert fast.types[0].connections  # and it read the connections
@@ -70,7 +70,7 @@ def test_shipped_files_parse_the_same(name, short_sections):
 
 def test_a_big_generated_file_takes_the_fast_path_at_the_default_length():
     text = gen.to_ned(gen.fat_tree(4, 3), name="net")  # 64 host links, 128 between switches
-    split = fastconn.split(text, "t.ned", P._keywords())
+    split = fastconn.split(text, "t.ned", fastexpr.keywords())
     assert split is not None and len(split[1]) == 1 and len(split[1][0][1]) == 192
     assert split[0].count("\n") == text.count("\n")  # line numbers kept for lark
     assert with_fast_path(text) == lark_only(text)
