@@ -43,25 +43,15 @@ def shipped_types() -> tuple[TypeLibrary, list[tuple[EffectiveType, str, str]]]:
     """
     from ibfabric.plugins.manager import PluginSet
 
-    lib = TypeLibrary.default()
-    impl: dict[str, str] = {}
-    plugin_files: set[str] = set()
-    for reg in PluginSet.load().module_types:
-        if not reg.builtin:
-            continue
-        impl[reg.name] = f"{reg.obj.__module__}.{reg.obj.__qualname__}"
-        ned = reg.extra.get("ned")
-        if ned:
-            name = f"<plugin {reg.plugin}>"
-            if name not in plugin_files:
-                plugin_files.add(name)
-                lib.add_source(ned, name)
+    plugins = PluginSet.load()
+    lib = plugins.type_library(builtin_only=True)
+    impl = {reg.name: f"{reg.obj.__module__}.{reg.obj.__qualname__}" for reg in plugins.module_types if reg.builtin}
     out = []
     for decl in sorted(lib, key=lambda d: (list(KINDS).index(d.kind), d.qualname)):
         f = decl.loc.file
         if f.startswith(f"{BUILTIN_PACKAGE}/"):
             source = "components/" + f.partition("/")[2]
-        elif f in plugin_files:
+        elif f.startswith("<plugin "):
             source = f.strip("<>")
         else:  # pragma: no cover - the library holds only the files added above
             continue

@@ -173,7 +173,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self.warmup = parse_time(warmup, "warmup")
         self.deadlock_interval = parse_time(deadlock_interval, "deadlock interval")
         self.plugins = PluginSet.load(plugins=plugins, block=block)
-        self.library = self._type_library()
+        self.library = self.plugins.type_library()
         self.warnings: list[str] = []  # see warn()
         self.network = self._elaborate(topology, overrides, optional_overrides, defaults, network, limits, names)
         self.env = salabim.Environment(
@@ -207,18 +207,6 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         check_built(self)
 
     # ------------------------------------------------------------ building
-
-    def _type_library(self):
-        from ibfabric.ned_like import TypeLibrary
-
-        lib = TypeLibrary.default()
-        seen: set[str] = set()
-        for reg in self.plugins.module_types:
-            ned = reg.extra.get("ned")
-            if ned and ned not in seen:
-                seen.add(ned)
-                lib.add_source(ned, f"<plugin {reg.plugin}>")
-        return lib
 
     def _elaborate(self, topology, overrides, optional, defaults, network, limits=None, names=None):
         from ibfabric.ned_like import OverrideSet

@@ -126,6 +126,21 @@ class PluginSet:
         self._collect()
         return self
 
+    def type_library(self, builtin_only: bool = False):
+        """The NED type library: the shipped ``components`` files, and the NED text registered with
+        each module type (``ned=...``), each text once, named ``<plugin NAME>``; *builtin_only*:
+        the shipped plugins' only."""
+        from ibfabric.ned_like import TypeLibrary
+
+        lib = TypeLibrary.default()
+        seen: set[str] = set()
+        for reg in self.module_types:
+            ned = reg.extra.get("ned")
+            if ned and ned not in seen and (reg.builtin or not builtin_only):
+                seen.add(ned)
+                lib.add_source(ned, f"<plugin {reg.plugin}>")
+        return lib
+
     def _collect(self) -> None:
         for attr, (hook_name, _) in ROLES.items():
             registry: Registry = getattr(self, attr)

@@ -141,6 +141,7 @@ class CliDirective(SphinxDirective):
 # ------------------------------------------------------------------ links to source files
 
 
+@functools.cache
 def _package_dirs() -> dict[str, str]:
     """Repository folder -> package, from pyproject.toml (``components`` -> ``ibfabric.components``)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))

@@ -27,7 +27,6 @@ from ._layers import flag
 __all__ = ["compute", "FatTree"]
 
 _INF = np.iinfo(np.int32).max // 4
-_BIG = 1 << 40
 
 
 class FatTree:
@@ -82,6 +81,9 @@ class FatTree:
         self.up = nbv & (level[nbc] == level[:, None] + 1)
         self.down = nbv & (level[nbc] == level[:, None] - 1)
         self.nbc = nbc
+        #: each switch's down (up) ports packed to the left (:func:`_compact`): not all P ports
+        self.packed_down = _compact(self.down, nbc)
+        self.packed_up = _compact(self.up, nbc)
         self.index = self._indexing(int(np.flatnonzero(is_leaf)[0]))
         self.leaves = np.flatnonzero(is_leaf)[np.argsort(self.index[is_leaf], kind="stable")]
         self.dist_down, self.dist = self._distances()
@@ -108,8 +110,8 @@ class FatTree:
 
     def _distances(self) -> tuple[np.ndarray, np.ndarray]:
         S, lv = self.view.S, self.level
-        _, dv, dnb = _compact(self.down, self.nbc)  # each switch's down (up) neighbours, not all P ports
-        _, uv, unb = _compact(self.up, self.nbc)
+        _, dv, dnb = self.packed_down
+        _, uv, unb = self.packed_up
         down = np.full((S, S), _INF, dtype=np.int64)
         np.fill_diagonal(down, 0)
         for ell in range(1, self.height):
@@ -280,12 +282,11 @@ def _bits(mask: np.ndarray) -> np.ndarray | None:
 
 def _route(g: FabricGraph, view: SwitchView, tree: FatTree, connect_roots: bool) -> ForwardingTables:
     S, P = view.S, view.P
-    nbc, up, down = tree.nbc, tree.up, tree.down
     rport = np.where(view.nbr >= 0, g.peer_port[g.switches][:, :P], 0)
     lft_t = np.full((g.max_lid + 1, S), NO_PORT, dtype=np.uint8)  # transposed: a LID's column is one row
     dn = np.zeros((S, P), dtype=np.int64)  # destinations routed down out of (switch, port)
-    dnp, dnv, dnn = _compact(down, nbc)
-    upp, upv, upn = _compact(up, nbc)
+    dnp, dnv, dnn = tree.packed_down
+    upp, upv, upn = tree.packed_up
     packed = (dnp, dnv, dnn, upv, upn)
     upl = np.zeros(upp.shape, dtype=np.int64)  # destinations routed up out of (switch, packed up port)
     never = np.iinfo(np.int64).max

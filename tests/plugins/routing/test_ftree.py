@@ -170,3 +170,15 @@ class TestRefusals:
             ftree.compute(fat_tree(2, 2).with_lids(lmc=1), {})
         with pytest.raises(ConfigError, match="'connect_roots'.*true or false"):
             ftree.compute(fat_tree(2, 2).with_lids(), {"connect_roots": "maybe"})
+
+
+@pytest.mark.parametrize("g", [fat_tree(4, 3), two_level(6, 2, 6, 1), without(fat_tree(4, 3), ["s1_00", "h5"])],
+                         ids=["4-ary 3-tree", "two-level", "damaged"])
+def test_past_64_up_ports_the_choices_are_the_same(g, monkeypatch):
+    """Beyond 64 up ports a switch's candidates are not bit masks: the boolean-array branches of route()
+    pick the same ports."""
+    g = g.with_lids()
+    with_bits = ftree.compute(g, {})
+    monkeypatch.setattr(ftree, "_bits", lambda mask: None)
+    without_bits = ftree.compute(g, {})
+    assert np.array_equal(with_bits.lft, without_bits.lft)
