@@ -10,10 +10,14 @@ and the ``//`` comment after it on its line.  ``docs/ned-language.md``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
-from lark import Token
 
 from ibfabric.ned_like import ast
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lark import Token
 
 __all__ = ["attach_docs"]
 

@@ -7,8 +7,9 @@ that.  :func:`~ibfabric.ned_like.parser.parse` looks here first.
 An entry is a pickle of the :class:`~ibfabric.ned_like.ast.NedFile`, named by
 a hash of the source text, the file name (it is in every location and
 message) and everything that decides what a parse gives: the grammar, the
-sources of the parser's modules, lark's, attrs' and Python's versions.  Editing any
-of them makes new names, so a stale entry is never read.  A damaged or
+sources of the parser's modules, lark's version (its ``__init__``, read
+without importing lark), attrs' and Python's versions.  Editing any of them
+makes new names, so a stale entry is never read.  A damaged or
 unreadable entry is ignored, so the cache can only cost time, never change
 a parse.  Entries are written atomically; only sources up to
 :data:`MAX_TEXT` characters are kept, and at most :data:`MAX_ENTRIES` of
@@ -68,20 +69,24 @@ def _parser_fingerprint() -> str:
     """A hash of what decides a parse: the grammar, the parser's modules' sources, lark and Python."""
     global _fingerprint
     if _fingerprint is None:
+        import importlib.util
+
         import attrs
-        import lark
 
         from ibfabric import units
         from ibfabric.ned_like import ast, doccomments, errors, expr, fastconn, fastexpr, limits, model, parser, patterns
 
         h = hashlib.sha256()
         here = os.path.dirname(os.path.abspath(parser.__file__))
-        for path in [os.path.join(here, "ned.lark")] + [
+        # the transformer's source, read without importing it (it imports lark, which a run served from
+        # here does not need), and lark's __init__, which states its version
+        lark_init = importlib.util.find_spec("lark").origin
+        for path in [os.path.join(here, "ned.lark"), os.path.join(here, "_builder.py"), lark_init] + [
                 m.__file__ for m in (ast, doccomments, errors, expr, fastconn, fastexpr, limits, model, parser, patterns,
                                   units)]:
             with open(path, "rb") as f:
                 h.update(f.read())
-        h.update(f"lark {lark.__version__} attrs {attrs.__version__} python {sys.version}".encode())
+        h.update(f"attrs {attrs.__version__} python {sys.version}".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
 

@@ -63,6 +63,27 @@ class TestLazyImports:
         )
         assert seen == {"cli": []}
 
+    def test_a_run_served_by_the_parse_cache_does_not_import_lark(self, tmp_path):
+        # the first process parses (lark) and fills the cache; the second finds every file there and
+        # reads its one-token values without lark, so it never imports lark (nor the regex module it brings)
+        code = textwrap.dedent(
+            """
+            import json, sys
+            import ibfabric
+            sim = ibfabric.Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+            s = sim.run("5us")
+            print(json.dumps({"lark": "lark" in sys.modules, "regex": "regex" in sys.modules, "events": s["events"]}))
+            """
+        )
+        env = {**os.environ, "IBFABRIC_CACHE_DIR": str(tmp_path / "cache")}
+        runs = []
+        for _ in range(2):
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+            assert proc.returncode == 0, proc.stderr
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        assert runs[0]["lark"] is True  # an empty cache: parsed
+        assert runs[1] == {"lark": False, "regex": False, "events": runs[0]["events"]}
+
 
 class TestGrammarCache:
     """The analysed NED grammar is kept between processes; a cache can cost time, never change a parse."""
