@@ -125,6 +125,11 @@ class IBAVLArbiter:
         self.lo_rem = self.low[0][1] if self.low else 0
         self.hi_sent = 0
         self.served = {vl for vl, _ in self.high} | {vl for vl, _ in self.low}
+        #: per VL, for each entry of the low-priority table, the next entry (after it, round the table
+        #: back to itself) of that VL, -1 if the VL has none: where _wrr's walk stops when that VL alone
+        #: is ready (:meth:`select`'s one-VL path)
+        self.lo_next = _next_entries(self.low, nvl)
+        self.low_only = bool(self.low) and not self.high
 
     def unserved(self) -> list[int]:
         """Data VLs that appear in neither table (their packets could never be sent)."""
@@ -138,6 +143,32 @@ class IBAVLArbiter:
         ConfigError
             If no ready VL is in either VLArbitrationTable.
         """
+        if self.low_only and ready.count(None) == len(ready) - 1:
+            # Low priority only and one VL ready (most choices): the entry _wrr's walk would stop at is
+            # looked up (lo_next) instead of walked to; the same choice and the same table state
+            for vl, p in enumerate(ready):
+                if p is not None:
+                    break
+            idx = self.lo_idx
+            rem = self.lo_rem
+            low = self.low
+            if low[idx][0] != vl or rem <= 0:
+                idx = self.lo_next[vl][idx]
+                if idx < 0:  # the VL is in no table: _wrr's walk and the error below
+                    return self._select(ready)
+                rem = low[idx][1]
+            rem -= (p.size + 63) >> 6
+            if rem <= 0:
+                idx = idx + 1 if idx + 1 < len(low) else 0
+                rem = low[idx][1]
+            self.lo_idx = idx
+            self.lo_rem = rem
+            self.hi_sent = 0
+            return vl
+        return self._select(ready)
+
+    def _select(self, ready: list) -> int:
+        """:meth:`select` by walking the tables (any number of VLs ready)."""
         high_allowed = self.limit is None or self.hi_sent == 0 or self.hi_sent < self.limit
         if self.high and high_allowed:
             vl = self._pick_high(ready)
@@ -164,6 +195,19 @@ class IBAVLArbiter:
     def _pick_low(self, ready: list) -> int:
         vl, self.lo_idx, self.lo_rem = _wrr(self.low, self.lo_idx, self.lo_rem, ready)
         return vl
+
+
+def _next_entries(table: list[tuple[int, int]], nvl: int) -> list[list[int]]:
+    """Per VL, per entry ``i`` of *table*: the first entry of that VL among ``i + 1, i + 2, ...``
+    round the table (``i`` itself last), or -1 where the VL has no entry."""
+    n = len(table)
+    out = []
+    for vl in range(nvl):
+        row = []
+        for i in range(n):
+            row.append(next(((i + k) % n for k in range(1, n + 1) if table[(i + k) % n][0] == vl), -1))
+        out.append(row)
+    return out
 
 
 def _wrr(table: list[tuple[int, int]], idx: int, rem: int, ready: list) -> tuple[int, int, int]:

@@ -1,6 +1,8 @@
 """VL arbiters against hand-computed service orders (IBA vol. 1 §7.6.9)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ibfabric import hookimpl
 from ibfabric.components.packet import Packet
@@ -95,6 +97,57 @@ class TestIBAVLArbiter:
         counts = [order.count(v) for v in range(3)]
         assert counts[1] == 2 * counts[0]
         assert counts[2] == 5 * counts[0]
+
+
+@st.composite
+def tables_and_choices(draw):
+    """A low-priority table (zero weights and VLs beyond the port's included: set_tables drops
+    them), sometimes a high one, and a sequence of ready sets: mostly one VL, sometimes several,
+    sometimes a VL in no table."""
+    nvl = draw(st.integers(1, 15))
+    entry = st.tuples(st.integers(0, 15), st.integers(0, 255))
+    low = draw(st.lists(entry, min_size=1, max_size=64))
+    high = draw(st.one_of(st.just([]), st.lists(entry, max_size=8)))
+    steps = draw(st.lists(
+        st.lists(st.tuples(st.integers(0, nvl - 1), st.sampled_from([64, 65, 256, 2048, 4096])),
+                 min_size=1, max_size=3), max_size=60))
+    return nvl, tuple(low), tuple(high), draw(st.sampled_from([0, 1, 255])), steps
+
+
+class TestOneReadyVL:
+    """select()'s one-VL path (looked-up entries) against the table walk it replaces."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(tables_and_choices())
+    def test_same_choices_and_table_state_as_the_walk(self, case):
+        nvl, low, high, limit, steps = case
+        try:
+            fast = IBAVLArbiter(ArbiterConfig(nvl, high=high, low=low, limit_high=limit))
+        except ConfigError:  # entries beyond VL 14: refused by both
+            return
+        walk = IBAVLArbiter(ArbiterConfig(nvl, high=high, low=low, limit_high=limit))
+        for step in steps:
+            ready = [None] * nvl
+            for vl, size in step:
+                ready[vl] = pkt(size)
+            outcomes = []
+            for arb, choose in ((fast, fast.select), (walk, walk._select)):
+                try:
+                    outcomes.append(choose(list(ready)))
+                except ConfigError as exc:
+                    outcomes.append(str(exc))
+            assert outcomes[0] == outcomes[1]
+            assert (fast.lo_idx, fast.lo_rem, fast.hi_idx, fast.hi_rem, fast.hi_sent) == (
+                walk.lo_idx, walk.lo_rem, walk.hi_idx, walk.hi_rem, walk.hi_sent)
+
+    def test_the_entry_looked_up_is_the_next_of_that_vl(self):
+        # (VL0, 1) (VL1, 20) (VL0, 2): VL0 alone sends from entry 0, then entry 2 (entry 1 passes)
+        arb = IBAVLArbiter(ArbiterConfig(2, low=((0, 1), (1, 20), (0, 2))))
+        assert arb.lo_next == [[2, 2, 0], [1, 1, 1]]
+        # 64-byte packets: entry 0 sends one (its weight spent, the turn is entry 1's), entry 2 two,
+        # entry 0 one more; the turn is entry 1's again, at its full weight
+        assert serve(arb, {0: 64}, 4) == [0, 0, 0, 0]
+        assert (arb.lo_idx, arb.lo_rem) == (1, 20)
 
 
 class TestRoundRobin:
