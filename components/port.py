@@ -188,20 +188,9 @@ class TxPort:
 
     # ---------------------------------------------------------- process
 
-    def wake(self, now: float) -> None:
-        """The port's own wake-up (its event on the :class:`~.eventloop.PortLoop`): a :meth:`step`.
-
-        Then the port is due again at the time the step returned, or idle
-        (until poked) when that is INF or an early wake-up will look earlier.
-        """
-        self.events += 1
-        self.own_wake = INF
-        self.running = True
-        t = self.run_step(now) if self.check else self.step(now)  # (of the port's class now: it may change)
-        self.running = False
-        if t != INF and self.early_at > t:
-            self.own_wake = t
-            self.loop.schedule(t, self, self.gen)
+    # The port's own wake-up (its event on the PortLoop) is run by the loop itself: a step, then the
+    # port is due again at the time the step returned, or idle (until poked) when that is INF or an
+    # early wake-up will look earlier (PortLoop.run).
 
     def wake_early(self, now: float) -> None:
         """An early wake-up (see :meth:`wake_by`): a step before the port's own wake-up."""

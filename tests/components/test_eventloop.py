@@ -1,20 +1,30 @@
 """The ports' event list and its merge with salabim's (components/eventloop.py)."""
 
+import math
+
 import salabim
 
 from ibfabric.components.eventloop import EARLY, PortLoop
 
 
 class FakePort:
-    """Records its wake-ups in a shared log."""
+    """Records its wake-ups in a shared log; asks to be woken again at the times in *again*
+    (one per wake-up, inf: idle), as a port's step answers."""
 
-    def __init__(self, name, log):
+    def __init__(self, name, log, again=()):
         self.name = name
         self.log = log
+        self.again = list(again)
         self.gen = 0
+        self.events = 0
+        self.own_wake = self.early_at = math.inf
+        self.running = False
+        self.check = False
 
-    def wake(self, now):
+    def step(self, now):
+        assert self.running and self.own_wake == math.inf  # as the loop runs a port's own wake-up
         self.log.append((now, self.name))
+        return self.again.pop(0) if self.again else math.inf
 
     def wake_early(self, now):
         self.log.append((now, self.name + "!"))
@@ -62,6 +72,33 @@ def test_entries_due_at_the_end_run_before_it_and_later_ones_wait():
     assert log == [(10.0, "a")] and len(loop) == 1
     loop.run(11.0)
     assert log == [(10.0, "a"), (10.5, "a")] and len(loop) == 0
+
+
+def test_an_own_wake_up_steps_the_port_and_re_arms_it_where_the_step_says():
+    e = env()
+    loop = PortLoop(e)
+    log = []
+    a = FakePort("a", log, again=[4.0, math.inf])
+    b = FakePort("b", log, again=[4.0])
+    loop.schedule(1.0, a, 0)
+    loop.schedule(2.0, b, 0)
+    loop.run(10.0)
+    # a asked for 4.0 at time 1, before b did at time 2: a runs first at 4; then a is idle
+    assert log == [(1.0, "a"), (2.0, "b"), (4.0, "a"), (4.0, "b")]
+    assert (a.events, b.events) == (2, 2) and (a.own_wake, b.own_wake) == (math.inf, math.inf)
+    assert not a.running and len(loop) == 0
+
+
+def test_no_re_arming_when_an_early_wake_up_will_look_first():
+    e = env()
+    loop = PortLoop(e)
+    log = []
+    a = FakePort("a", log, again=[5.0])
+    a.early_at = 3.0  # an early wake-up is due before the time the step asks for
+    loop.schedule(1.0, a, 0)
+    loop.schedule(3.0, a, EARLY)
+    loop.run(10.0)
+    assert log == [(1.0, "a"), (3.0, "a!")] and a.own_wake == math.inf
 
 
 def test_a_replaced_wake_up_is_skipped():
