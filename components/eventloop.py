@@ -26,7 +26,7 @@ port's step before its own wake-up, which stays where it is.
 
 The loop runs a port's own wake-up itself (one event per packet sent: the
 call of a ``wake`` method and of :meth:`PortLoop.schedule` per event were
-about 4 % of a packet-hop's instructions).  What it uses of a port:
+about 2 % of a packet-hop's instructions).  What it uses of a port:
 
 - ``gen``: the generation of its own wake-up;
 - ``step(now)``, or ``run_step(now)`` (the same with audits) when
