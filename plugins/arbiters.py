@@ -128,7 +128,7 @@ class IBAVLArbiter:
         #: per VL, for each entry of the low-priority table, the next entry (after it, round the table
         #: back to itself) of that VL, -1 if the VL has none: where _wrr's walk stops when that VL alone
         #: is ready (:meth:`select`'s one-VL path)
-        self.lo_next = _next_entries(self.low, nvl)
+        self.lo_next = _next_entries(tuple(self.low), nvl)
         self.low_only = bool(self.low) and not self.high
 
     def unserved(self) -> list[int]:
@@ -197,15 +197,23 @@ class IBAVLArbiter:
         return vl
 
 
-def _next_entries(table: list[tuple[int, int]], nvl: int) -> list[list[int]]:
+@functools.lru_cache(maxsize=64)
+def _next_entries(table: tuple[tuple[int, int], ...], nvl: int) -> list[list[int]]:
     """Per VL, per entry ``i`` of *table*: the first entry of that VL among ``i + 1, i + 2, ...``
-    round the table (``i`` itself last), or -1 where the VL has no entry."""
+    round the table (``i`` itself last), or -1 where the VL has no entry.
+
+    One backward pass round the table twice per VL; shared (read-only) by the ports whose tables
+    are equal, which is every port of a fabric built from the same parameters."""
     n = len(table)
     out = []
     for vl in range(nvl):
-        row = []
-        for i in range(n):
-            row.append(next(((i + k) % n for k in range(1, n + 1) if table[(i + k) % n][0] == vl), -1))
+        row = [-1] * n
+        nxt = -1
+        for i in range(2 * n - 1, -1, -1):
+            if i < n:
+                row[i] = nxt
+            if table[i % n][0] == vl:
+                nxt = i % n
         out.append(row)
     return out
 
