@@ -24,6 +24,13 @@ from ibfabric.ned_like.patterns import PatternError, compile_pattern
 _state = threading.local()
 
 
+def collect_comment(token: Token) -> Token:
+    """Lexer callback: keep a comment token (the grammar ignores them) for
+    :func:`~ibfabric.ned_like.doccomments.attach_docs`."""
+    _state.comments.append(token)
+    return token
+
+
 def _loc(x) -> Location:
     """The location of a token or node (of the first of a list)."""
     if isinstance(x, Token):

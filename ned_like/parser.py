@@ -48,23 +48,15 @@ __all__ = ["parse", "parse_expression"]
 # ---------------------------------------------------------------- the parser and its errors
 
 
-def _collect_comment(token: Token) -> Token:
-    """Lexer callback: keep a comment token (the grammar ignores them) for :func:`attach_docs`."""
-    from ibfabric.ned_like._builder import _state
-
-    _state.comments.append(token)
-    return token
-
-
 @functools.lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
     import lark
 
-    from ibfabric.ned_like._builder import _Builder
+    from ibfabric.ned_like._builder import _Builder, collect_comment
 
     grammar = importlib.resources.files("ibfabric.ned_like").joinpath("ned.lark").read_text()
     return lark.Lark(grammar, parser="lalr", start=["start", "expr_only"], transformer=_Builder(),
-                     cache=_grammar_cache(grammar), lexer_callbacks={"COMMENT": _collect_comment})
+                     cache=_grammar_cache(grammar), lexer_callbacks={"COMMENT": collect_comment})
 
 
 def _grammar_cache(grammar: str) -> str | bool:
