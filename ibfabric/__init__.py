@@ -13,8 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibfabric.errors import ConfigError, DeadlockError, IbfabricError, PluginError, TopologyError
-from ibfabric.plugins.manager import hookimpl
+from ibfabric import _attrs
+
+_attrs.install()  # before the first of ibfabric's attrs classes is defined
+
+from ibfabric.errors import ConfigError, DeadlockError, IbfabricError, PluginError, TopologyError  # noqa: E402
+from ibfabric.plugins.manager import hookimpl  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -28,6 +28,8 @@ import pickle
 import sys
 import tempfile
 
+from ibfabric.cachedir import cache_dir
+
 __all__ = ["cache_dir", "load", "store", "MAX_TEXT", "MAX_ENTRIES"]
 
 #: Sources longer than this (characters) are not kept (a generated 32-ary tree is megabytes).
@@ -37,32 +39,6 @@ MAX_ENTRIES = 200
 
 _PREFIX = "ned-ast-"
 _fingerprint: str | None = None
-
-
-def cache_dir() -> str | None:
-    """ibfabric's private cache directory, made if needed: ``$IBFABRIC_CACHE_DIR`` or
-    ``$XDG_CACHE_HOME/ibfabric`` (``~/.cache/ibfabric``); None if it is turned off
-    (``IBFABRIC_CACHE_DIR=``, empty) or cannot be used: it must belong to the user and be
-    writable by nobody else (an existing shared directory, such as ``/tmp``, is never used)."""
-    base = os.environ.get("IBFABRIC_CACHE_DIR")
-    if base is None:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                            "ibfabric")
-    if not base:
-        return None
-    try:
-        os.makedirs(base, mode=0o700, exist_ok=True)
-    except OSError:
-        return None
-    if not os.access(base, os.W_OK | os.X_OK):
-        return None
-    try:  # only a directory of this user's that nobody else can write into (loading a pickle runs code)
-        st = os.stat(base)
-    except OSError:
-        return None
-    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
-        return None
-    return base
 
 
 def _parser_fingerprint() -> str:

@@ -1,0 +1,171 @@
+"""Start-up: the methods attrs writes for ibfabric's classes, compiled once, not in every process.
+
+attrs writes the source of each class's ``__init__``, ``__repr__``,
+``__eq__``... when the class is defined and compiles it there, every time:
+about 0.3 ms a class, 20-27 ms of a one-switch run's whole process for the
+65 classes it defines.  :func:`install` makes attrs take the code of
+ibfabric's own classes from a file in the cache directory
+(:func:`ibfabric.cachedir.cache_dir`), as Python keeps ``.pyc`` files: an
+entry is found by the name attrs gives the code and its whole source, and
+compiling the same source with the same compiler gives the same code, so a
+kept entry cannot change a class.  The file is named by the interpreter's
+bytecode magic number and the compiler flags attrs compiles with; code
+compiled in a process is added to it at exit, atomically, only if there is
+any.  Classes of other packages (third-party plugins, a user's own) are
+compiled by attrs as always; with no cache directory (``IBFABRIC_CACHE_DIR=``)
+nothing changes.
+
+The replaced function is attrs' private ``attr._make._compile_and_eval``;
+when the attrs at hand has no such function, or one with other parameters,
+:func:`install` does nothing.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+__all__ = ["install"]
+
+#: Entries the file keeps; past it, a save keeps only what its own process used.
+MAX_ENTRIES = 2000
+
+_KEEP_PREFIX = "<attrs generated "
+_KEEP_PACKAGE = " ibfabric."
+
+_kept: dict | None = None  # (file name, source) -> code: the file's, and what this process compiled
+_new: dict = {}  # what this process compiled
+_used: set = set()  # keys this process looked up
+_path: str | None = None
+_flags = 0
+#: Lookups this process served from the file, and sources it compiled (tests read them).
+stats = {"kept": 0, "compiled": 0}
+
+
+def install() -> None:
+    """Make attrs take the code of ibfabric's classes from the cache (idempotent)."""
+    global _flags
+    try:
+        import attr._make as make
+    except ImportError:  # pragma: no cover - attrs is a dependency
+        return
+    original = getattr(make, "_compile_and_eval", None)
+    if original is None or getattr(original, "_ibfabric_cached", False):
+        return
+    code = getattr(original, "__code__", None)
+    if code is None or code.co_varnames[:4] != ("script", "globs", "locs", "filename"):
+        return
+    import __future__
+
+    future = 0
+    for name in __future__.all_feature_names:
+        future |= getattr(__future__, name).compiler_flag
+    # compile() inside attrs inherits the __future__ flags of attrs' module: give the same ones
+    _flags = code.co_flags & future
+
+    def _compile_and_eval(script, globs, locs=None, filename=""):
+        if filename.startswith(_KEEP_PREFIX) and _KEEP_PACKAGE in filename:
+            if _kept is None:
+                _load()
+            if _path is not None:
+                eval(_code(script, filename), globs, locs)
+                return
+        original(script, globs, locs, filename)  # another package's class, or no cache directory
+
+    _compile_and_eval._ibfabric_cached = True
+    _compile_and_eval.__wrapped__ = original
+    make._compile_and_eval = _compile_and_eval
+
+
+def _code(script: str, filename: str):
+    kept = _kept
+    # a hashable class's __hash__ mixes in hash() of a string, which differs from process to
+    # process (PYTHONHASHSEED): the source is kept with a stand-in, put back in the code here
+    salt = hash(_KEEP_PREFIX + "hash" + filename[filename.find(" ", len(_KEEP_PREFIX)):])
+    mark = f"        {salt},\n"
+    if mark in script:
+        key = (filename, script.replace(mark, f"        {_SALT},\n"))
+    else:
+        key, salt = (filename, script), None
+    _used.add(key)
+    code = kept.get(key)
+    if type(code) is _CodeType:
+        stats["kept"] += 1
+    else:
+        code = compile(key[1], filename, "exec", flags=_flags, dont_inherit=True)
+        stats["compiled"] += 1
+        if not _new:
+            import atexit
+
+            atexit.register(save)
+        _new[key] = kept[key] = code
+    return code if salt is None else _swap(code, salt)
+
+
+#: Stands for the salt of a kept __hash__ (an int no generated source otherwise holds).
+_SALT = 0x1BFAB_5A17_0000_0000_0001
+
+
+def _swap(c, salt: int):
+    """*c* (a code object or constant) with the stand-in ``_SALT`` replaced by *salt*."""
+    if type(c) is int:
+        return salt if c == _SALT else c
+    if type(c) is tuple:
+        return tuple(_swap(x, salt) for x in c)
+    if type(c) is _CodeType:
+        return c.replace(co_consts=tuple(_swap(x, salt) for x in c.co_consts))
+    return c
+
+
+_CodeType = type(_code.__code__)
+
+
+def _file() -> str | None:
+    from importlib.util import MAGIC_NUMBER
+
+    from ibfabric.cachedir import cache_dir
+
+    base = cache_dir()
+    if base is None:
+        return None
+    return os.path.join(base, f"attrs-code-{MAGIC_NUMBER.hex()}-{_flags:x}.marshal")
+
+
+def _read(path: str) -> dict:
+    try:
+        with open(path, "rb") as f:
+            kept = marshal.load(f)
+    except Exception:  # missing, damaged, written by another interpreter: compile instead
+        return {}
+    return kept if type(kept) is dict else {}
+
+
+def _load() -> dict:
+    global _kept, _path
+    _path = _file()
+    _kept = _read(_path) if _path is not None else {}
+    return _kept
+
+
+def save() -> None:
+    """Add what this process compiled to the file (at exit; errors are ignored: it is only a cache)."""
+    if not _new or _path is None:
+        return
+    try:
+        merged = _read(_path)  # as other processes left it
+        merged.update(_new)
+        if len(merged) > MAX_ENTRIES:
+            merged = {k: v for k, v in merged.items() if k in _used}
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(_path), prefix=".tmp-attrs-code-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                marshal.dump(merged, f)
+            os.replace(tmp, _path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        _new.clear()
+    except Exception:
+        pass
