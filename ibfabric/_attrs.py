@@ -5,7 +5,7 @@ attrs writes the source of each class's ``__init__``, ``__repr__``,
 about 0.3 ms a class, 20-27 ms of a one-switch run's whole process for the
 65 classes it defines.  :func:`install` makes attrs take the code of
 ibfabric's own classes from a file in the cache directory
-(:func:`ibfabric.cachedir.cache_dir`), as Python keeps ``.pyc`` files: an
+(:func:`ibfabric.ned_like.parsecache.cache_dir`), as Python keeps ``.pyc`` files: an
 entry is found by the name attrs gives the code and its whole source, and
 compiling the same source with the same compiler gives the same code, so a
 kept entry cannot change a class.  The file is named by the interpreter's
@@ -123,7 +123,7 @@ _CodeType = type(_code.__code__)
 def _file() -> str | None:
     from importlib.util import MAGIC_NUMBER
 
-    from ibfabric.cachedir import cache_dir
+    from ibfabric._cachedir import cache_dir
 
     base = cache_dir()
     if base is None:

@@ -28,7 +28,7 @@ import pickle
 import sys
 import tempfile
 
-from ibfabric.cachedir import cache_dir
+from ibfabric._cachedir import cache_dir
 
 __all__ = ["cache_dir", "load", "store", "MAX_TEXT", "MAX_ENTRIES"]
 
