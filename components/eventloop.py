@@ -118,18 +118,15 @@ class PortLoop:
         push = heappush
         while env.running:
             if heap:
-                e = heap[0]
-                t = e[0]
+                t, seq, port, gen = heap[0]
                 if el:
                     s = el[0]
                     st = s[0]
-                    if st < t or (st == t and (s[1] < 0 or (s[1] == 0 and s[2] < e[1]))):
+                    if st <= t and (st < t or s[1] < 0 or (s[1] == 0 and s[2] < seq)):
                         step()
                         continue
                 pop(heap)
                 env._now = t
-                port = e[2]
-                gen = e[3]
                 if gen == port.gen:
                     # the port's own wake-up: a step (of the port's class now: it may change), then due
                     # again when the step says, or idle (until poked) when that is inf or an early
