@@ -123,7 +123,7 @@ class TxPort:
     __slots__ = (
         "node", "env", "loop", "gen", "port", "link", "byte_time", "delay", "nvl", "arbiter", "peer_rx",
         "capacity", "credits", "returns", "cands", "wants", "ready", "single", "running", "own_wake",
-        "early_at", "busy_until", "next_t", "events", "sent", "sent_bytes", "busy", "window", "last_start",
+        "early_at", "busy_until", "next_t", "events", "sent", "busy", "window", "last_start",
         "last_end", "check", "early_wakes", "__dict__", "__weakref__",
     )
 
@@ -164,7 +164,6 @@ class TxPort:
         # statistics
         self.events = 0
         self.sent = 0
-        self.sent_bytes = 0
         self.busy = 0.0
         self.window = 0.0
         self.last_start = 0.0
@@ -377,7 +376,6 @@ class TxPort:
         self.last_start = now
         self.last_end = end
         self.sent += 1
-        self.sent_bytes += p.size
         p.vl = vl
         p.hops += 1
         d = self.delay
