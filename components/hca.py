@@ -36,7 +36,7 @@ from ibfabric.errors import ConfigError
 
 from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode
 from .packet import CREDIT_BYTES, VL15, Packet
-from .port import INF, TxPort, return_credits
+from .port import INF, SEVERAL, TxPort, return_credits
 
 __all__ = ["HCA", "HcaRx", "HcaTx", "TrafficSource", "SLSource", "SplitSource", "MTUS"]
 
@@ -244,8 +244,8 @@ class HcaTx(TxPort):
                 return None
             vl = 0
         else:
-            any_ready, nxt = self.ready_heads(self.vqueues, now)
-            if not any_ready:
+            one, nxt = self.ready_heads(self.vqueues, now)
+            if one < 0:
                 if src is not None and not all(self.vqueues):
                     # a new message may go on an empty VL.  A source due in the past is
                     # held back by BACKLOG: the send queue of its SL is full, so that SL's
@@ -257,7 +257,7 @@ class HcaTx(TxPort):
                         nxt = t
                 self.next_t = nxt
                 return None
-            vl = self.arbiter.select(self.ready)
+            vl = self.pick_one(self.ready, one) if one != SEVERAL else self.arbiter.select(self.ready)
         vb = self.vbuf[vl]
         p = vb.q.popleft()
         vb.bytes -= p.size

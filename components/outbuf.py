@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .port import INF
+from .port import INF, SEVERAL
 from .switch import SwitchTx, cross
 
 __all__ = ["BufferedSwitchTx"]
@@ -193,10 +193,13 @@ class BufferedSwitchTx(SwitchTx):
 
     def _transmit(self, now: float) -> None:
         """Send one packet from the output buffers if one may go now."""
-        any_ready, _ = self.ready_heads(self.obuf, now)
-        if not any_ready:
+        one, _ = self.ready_heads(self.obuf, now)
+        if one < 0:
             return
-        vl = 0 if self.trivial else self.arbiter.select(self.ready)
+        if self.trivial:
+            vl = 0
+        else:
+            vl = self.pick_one(self.ready, one) if one != SEVERAL else self.arbiter.select(self.ready)
         p = self.obuf[vl].popleft()
         size = p.size
         end = now + size * self.byte_time

@@ -39,9 +39,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from .link import Link
     from .packet import Packet
 
-__all__ = ["InputBuffer", "TxPort", "return_credits"]
+__all__ = ["InputBuffer", "TxPort", "return_credits", "one_ready", "SEVERAL"]
 
 INF = math.inf
+#: What :meth:`TxPort.ready_heads` (and the switch's own look) returns when more than one VL is ready.
+SEVERAL = 1 << 8
+
+
+def one_ready(arbiter):
+    """``pick_one(ready, vl)``: the arbiter's choice when VL *vl* alone is ready.
+
+    Its class's ``select_one`` if it has one (the built-ins: a table look-up
+    instead of a walk); else its ``select(ready)``.  A third-party arbiter
+    wrapped in :class:`~ibfabric.plugins.arbiters.CheckedArbiter` always goes
+    through its checked ``select``.
+    """
+    if getattr(type(arbiter), "select_one", None) is not None:
+        return arbiter.select_one
+    return lambda ready, vl: arbiter.select(ready)
 
 
 class InputBuffer:
@@ -124,7 +139,7 @@ class TxPort:
         "node", "env", "loop", "gen", "port", "link", "byte_time", "delay", "nvl", "arbiter", "peer_rx",
         "capacity", "credits", "returns", "cands", "wants", "ready", "single", "running", "own_wake",
         "early_at", "busy_until", "next_t", "events", "sent", "busy", "window", "last_start",
-        "last_end", "check", "early_wakes", "__dict__", "__weakref__",
+        "last_end", "check", "early_wakes", "pick_one", "__dict__", "__weakref__",
     )
 
     #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
@@ -144,6 +159,8 @@ class TxPort:
         self.delay = link.delay
         self.nvl = nvl
         self.arbiter = arbiter
+        #: the arbiter's choice when exactly one VL is ready: ``pick_one(ready, vl)`` (see :func:`one_ready`)
+        self.pick_one = one_ready(arbiter)
         self.peer_rx = None
         self.capacity = [0] * nvl
         self.credits = [0] * nvl
@@ -307,14 +324,15 @@ class TxPort:
         """Whether a packet could start now if the link were free (no side effects; for audits)."""
         raise NotImplementedError
 
-    def ready_heads(self, queues: list, now: float) -> tuple[bool, float]:
+    def ready_heads(self, queues: list, now: float) -> tuple[int, float]:
         """Fill ``self.ready`` with the head packet of each VL's FIFO in *queues* that
-        has credits now; return (any ready, when returning credits would unblock one)."""
+        has credits now; return (the VL ready if it is the only one, -1 if none is,
+        :data:`SEVERAL` if more are; when returning credits would unblock one)."""
         ready = self.ready
         credits = self.credits
         returns = self.returns
         nxt = INF
-        any_ready = False
+        one = -1
         for vl in range(self.nvl):
             q = queues[vl]
             if not q:
@@ -326,12 +344,12 @@ class TxPort:
             p = q[0]
             if p.credits <= credits[vl]:
                 ready[vl] = p
-                any_ready = True
+                one = vl if one < 0 else SEVERAL
             else:
                 ready[vl] = None
                 if rq and rq[0][0] < nxt:
                     nxt = rq[0][0]
-        return any_ready, nxt
+        return one, nxt
 
     def _credits_at(self, vl: int, now: float) -> int:
         return self.credits[vl] + sum(n for t, n in self.returns[vl] if t <= now)

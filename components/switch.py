@@ -39,7 +39,7 @@ from ibfabric.errors import ConfigError
 
 from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options
 from .packet import CREDIT_BYTES, VL15
-from .port import INF, InputBuffer, TxPort, return_credits
+from .port import INF, SEVERAL, InputBuffer, TxPort, return_credits
 from .tables import NO_PORT
 
 __all__ = ["Switch", "SwitchRx", "SwitchTx"]
@@ -352,7 +352,7 @@ class SwitchTx(TxPort):
         ready = self.ready
         chosen = self.chosen
         returns = self.returns
-        any_ready = False
+        one = -1  # the VL ready if it is the only one, SEVERAL if more are
         for vl in range(self.nvl):
             if not self.cands[vl]:
                 ready[vl] = None
@@ -368,11 +368,11 @@ class SwitchTx(TxPort):
                 continue
             ready[vl] = buf.q[0]
             chosen[vl] = buf
-            any_ready = True
-        if not any_ready:
+            one = vl if one < 0 else SEVERAL
+        if one < 0:
             self.next_t = nxt
             return None
-        vl = self.arbiter.select(ready)
+        vl = self.pick_one(ready, one) if one != SEVERAL else self.arbiter.select(ready)
         buf = chosen[vl]
         self.cands[vl].remove(buf)
         return self._send(buf, buf.q[0], vl, now)

@@ -13,7 +13,10 @@ Built-ins (registered through the ``arbiters`` entry point):
     Every VL with a packet ready, in turn, one packet each.
 
 Each port gets its own arbiter object from the factory; the data path calls
-its ``select(ready)`` method once per packet sent (never a hook).  The
+its ``select(ready)`` method once per packet sent (never a hook), or, when
+exactly one VL is ready and the arbiter's class has one,
+``select_one(ready, vl)``, which must choose as ``select`` would (the
+built-ins have it; a third-party arbiter needs only ``select``).  The
 arbiter of a third-party plugin is wrapped in a :class:`CheckedArbiter`,
 which turns an exception or an invalid choice into a :class:`PluginError`
 naming the plugin; the built-in arbiters are called directly.
@@ -144,28 +147,36 @@ class IBAVLArbiter:
             If no ready VL is in either VLArbitrationTable.
         """
         if self.low_only and ready.count(None) == len(ready) - 1:
-            # Low priority only and one VL ready (most choices): the entry _wrr's walk would stop at is
-            # looked up (lo_next) instead of walked to; the same choice and the same table state
             for vl, p in enumerate(ready):
                 if p is not None:
-                    break
-            idx = self.lo_idx
-            rem = self.lo_rem
-            low = self.low
-            if low[idx][0] != vl or rem <= 0:
-                idx = self.lo_next[vl][idx]
-                if idx < 0:  # the VL is in no table: _wrr's walk and the error below
-                    return self._select(ready)
-                rem = low[idx][1]
-            rem -= (p.size + 63) >> 6
-            if rem <= 0:
-                idx = idx + 1 if idx + 1 < len(low) else 0
-                rem = low[idx][1]
-            self.lo_idx = idx
-            self.lo_rem = rem
-            self.hi_sent = 0
-            return vl
+                    return self.select_one(ready, vl)
         return self._select(ready)
+
+    def select_one(self, ready: list, vl: int) -> int:
+        """:meth:`select` when VL *vl* alone is ready (the data path calls this then).
+
+        With only a low-priority table, the entry _wrr's walk would stop at is
+        looked up (``lo_next``) instead of walked to: the same choice and the
+        same table state.
+        """
+        if not self.low_only:
+            return self._select(ready)
+        idx = self.lo_idx
+        rem = self.lo_rem
+        low = self.low
+        if low[idx][0] != vl or rem <= 0:
+            idx = self.lo_next[vl][idx]
+            if idx < 0:  # the VL is in no table: _wrr's walk and the error below
+                return self._select(ready)
+            rem = low[idx][1]
+        rem -= (ready[vl].size + 63) >> 6
+        if rem <= 0:
+            idx = idx + 1 if idx + 1 < len(low) else 0
+            rem = low[idx][1]
+        self.lo_idx = idx
+        self.lo_rem = rem
+        self.hi_sent = 0
+        return vl
 
     def _select(self, ready: list) -> int:
         """:meth:`select` by walking the tables (any number of VLs ready)."""
@@ -266,6 +277,11 @@ class RoundRobinArbiter:
                 self.last = vl
                 return vl
         raise ValueError("round-robin arbiter called with no VL ready")
+
+    def select_one(self, ready: list, vl: int) -> int:
+        """:meth:`select` when VL *vl* alone is ready: that VL, served last from now on."""
+        self.last = vl
+        return vl
 
 
 class CheckedArbiter:
