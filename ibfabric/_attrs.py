@@ -27,8 +27,10 @@ import os
 
 __all__ = ["install"]
 
-#: Entries the file keeps; past it, a save keeps only what its own process used.
-MAX_ENTRIES = 2000
+#: Entries the file keeps (ibfabric has about 150 attrs classes; every edit of one adds an entry,
+#: and reading the file costs about 12 us an entry): past it, a save keeps what its own process
+#: used and the entries written last.
+MAX_ENTRIES = 400
 
 _KEEP_PREFIX = "<attrs generated "
 _KEEP_PACKAGE = " ibfabric."
@@ -153,9 +155,13 @@ def save() -> None:
         return
     try:
         merged = _read(_path)  # as other processes left it
-        merged.update(_new)
+        for key in _new:
+            merged.pop(key, None)
+        merged.update(_new)  # (a dict keeps the order of writing: the newest last)
         if len(merged) > MAX_ENTRIES:
-            merged = {k: v for k, v in merged.items() if k in _used}
+            keep = [k for k in merged if k in _used]
+            keep += [k for k in reversed(merged) if k not in _used][: max(0, MAX_ENTRIES - len(keep))]
+            merged = {k: merged[k] for k in merged if k in set(keep)}
         import tempfile
 
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(_path), prefix=".tmp-attrs-code-")

@@ -132,6 +132,11 @@ class TestInProcess:
         assert set(marshal.loads(path.read_bytes())) == set(old) | {mine}
         monkeypatch.setattr(_attrs, "_new", {mine: compile("y = 1", "m", "exec")})
         monkeypatch.setattr(_attrs, "MAX_ENTRIES", 3)
-        _attrs.save()  # over the bound: only what this process used stays
-        assert set(marshal.loads(path.read_bytes())) == {mine}
+        _attrs.save()  # over the bound: what this process used, then the entries written last
+        kept = marshal.loads(path.read_bytes())
+        assert list(kept) == [k for k in old if k[0].endswith(("old3>", "old4>"))] + [mine]
+        monkeypatch.setattr(_attrs, "MAX_ENTRIES", 1)
+        monkeypatch.setattr(_attrs, "_new", {mine: compile("y = 1", "m", "exec")})
+        _attrs.save()
+        assert list(marshal.loads(path.read_bytes())) == [mine]
         assert not list(tmp_path.glob(".tmp-*"))
