@@ -159,9 +159,9 @@ def save() -> None:
             merged.pop(key, None)
         merged.update(_new)  # (a dict keeps the order of writing: the newest last)
         if len(merged) > MAX_ENTRIES:
-            keep = [k for k in merged if k in _used]
-            keep += [k for k in reversed(merged) if k not in _used][: max(0, MAX_ENTRIES - len(keep))]
-            merged = {k: merged[k] for k in merged if k in set(keep)}
+            keep = {k for k in merged if k in _used}
+            keep.update([k for k in reversed(merged) if k not in _used][: max(0, MAX_ENTRIES - len(keep))])
+            merged = {k: v for k, v in merged.items() if k in keep}
         import tempfile
 
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(_path), prefix=".tmp-attrs-code-")
