@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import marshal
 import os
+from types import CodeType
 
 __all__ = ["install"]
 
@@ -80,7 +81,6 @@ def install() -> None:
 
 
 def _code(script: str, filename: str):
-    kept = _kept
     # a hashable class's __hash__ mixes in hash() of a string, which differs from process to
     # process (PYTHONHASHSEED): the source is kept with a stand-in, put back in the code here
     salt = hash(_KEEP_PREFIX + "hash" + filename[filename.find(" ", len(_KEEP_PREFIX)):])
@@ -90,8 +90,8 @@ def _code(script: str, filename: str):
     else:
         key, salt = (filename, script), None
     _used.add(key)
-    code = kept.get(key)
-    if type(code) is _CodeType:
+    code = _kept.get(key)
+    if type(code) is CodeType:
         stats["kept"] += 1
     else:
         code = compile(key[1], filename, "exec", flags=_flags, dont_inherit=True)
@@ -100,7 +100,7 @@ def _code(script: str, filename: str):
             import atexit
 
             atexit.register(save)
-        _new[key] = kept[key] = code
+        _new[key] = _kept[key] = code
     return code if salt is None else _swap(code, salt)
 
 
@@ -114,12 +114,10 @@ def _swap(c, salt: int):
         return salt if c == _SALT else c
     if type(c) is tuple:
         return tuple(_swap(x, salt) for x in c)
-    if type(c) is _CodeType:
+    if type(c) is CodeType:
         return c.replace(co_consts=tuple(_swap(x, salt) for x in c.co_consts))
     return c
 
-
-_CodeType = type(_code.__code__)
 
 
 def _file() -> str | None:

@@ -82,8 +82,7 @@ class PacketStats:
         self.last = array("b")
         self.cls = array("b")
         self._held: list = []  # delivered packets whose fields are not in the arrays yet
-        self._flush_at = 1  # held packets that make a flush (_rearm)
-        self._rearm()
+        self._rearm()  # sets _flush_at: the held packets that make a flush
 
     def add_generated(self, n: int, nbytes: int, t: float) -> None:
         """Count *n* packets of *nbytes* wire bytes in all, created at *t*.
