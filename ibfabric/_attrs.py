@@ -22,9 +22,10 @@ when the attrs at hand has no such function, or one with other parameters,
 
 from __future__ import annotations
 
-import marshal
 import os
 from types import CodeType
+
+from ibfabric._cachedir import cache_dir, read_marshal, write_marshal
 
 __all__ = ["install"]
 
@@ -58,13 +59,10 @@ def install() -> None:
     code = getattr(original, "__code__", None)
     if code is None or code.co_varnames[:4] != ("script", "globs", "locs", "filename"):
         return
-    import __future__
+    from ibfabric._cachedir import future_flags
 
-    future = 0
-    for name in __future__.all_feature_names:
-        future |= getattr(__future__, name).compiler_flag
     # compile() inside attrs inherits the __future__ flags of attrs' module: give the same ones
-    _flags = code.co_flags & future
+    _flags = code.co_flags & future_flags()
 
     def _compile_and_eval(script, globs, locs=None, filename=""):
         if filename.startswith(_KEEP_PREFIX) and _KEEP_PACKAGE in filename:
@@ -119,11 +117,8 @@ def _swap(c, salt: int):
     return c
 
 
-
 def _file() -> str | None:
     from importlib.util import MAGIC_NUMBER
-
-    from ibfabric._cachedir import cache_dir
 
     base = cache_dir()
     if base is None:
@@ -131,19 +126,10 @@ def _file() -> str | None:
     return os.path.join(base, f"attrs-code-{MAGIC_NUMBER.hex()}-{_flags:x}.marshal")
 
 
-def _read(path: str) -> dict:
-    try:
-        with open(path, "rb") as f:
-            kept = marshal.loads(f.read())  # (marshal.load reads a file in small pieces: 10x slower)
-    except Exception:  # missing, damaged, written by another interpreter: compile instead
-        return {}
-    return kept if type(kept) is dict else {}
-
-
 def _load() -> dict:
     global _kept, _path
     _path = _file()
-    _kept = _read(_path) if _path is not None else {}
+    _kept = read_marshal(_path) if _path is not None else {}
     return _kept
 
 
@@ -152,7 +138,7 @@ def save() -> None:
     if not _new or _path is None:
         return
     try:
-        merged = _read(_path)  # as other processes left it
+        merged = read_marshal(_path)  # as other processes left it
         for key in _new:
             merged.pop(key, None)
         merged.update(_new)  # (a dict keeps the order of writing: the newest last)
@@ -160,16 +146,7 @@ def save() -> None:
             keep = {k for k in merged if k in _used}
             keep.update([k for k in reversed(merged) if k not in _used][: max(0, MAX_ENTRIES - len(keep))])
             merged = {k: v for k, v in merged.items() if k in keep}
-        import tempfile
-
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(_path), prefix=".tmp-attrs-code-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                marshal.dump(merged, f)
-            os.replace(tmp, _path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_marshal(_path, merged)
         _new.clear()
     except Exception:
         pass

@@ -1,15 +1,16 @@
 """ibfabric's private cache directory (start-up caches: docs/performance.md, "Caches").
 
-Kept in a module of its own, with nothing but :mod:`os` to import, because
-the first user of it runs while ``import ibfabric`` is still going on
-(:mod:`ibfabric._attrs`).
+Kept in a module of its own, with nothing but :mod:`os` and :mod:`marshal`
+to import, because its first users run while ``import ibfabric`` is still
+going on (:mod:`ibfabric._attrs`, :mod:`ibfabric._salabim_import`).
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "future_flags", "read_marshal", "write_marshal"]
 
 
 def cache_dir() -> str | None:
@@ -37,3 +38,44 @@ def cache_dir() -> str | None:
     if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
         return None
     return base
+
+
+def read_marshal(path: str) -> dict:
+    """The dict a code cache file holds; empty if it is missing, damaged or of another interpreter."""
+    try:
+        with open(path, "rb") as f:
+            kept = marshal.loads(f.read())  # (marshal.load reads a file in small pieces: 10x slower)
+    except Exception:
+        return {}
+    return kept if type(kept) is dict else {}
+
+
+def write_marshal(path: str, kept: dict) -> None:
+    """Write *kept* to the code cache file *path* atomically; errors are ignored (it is only a cache)."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-code-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            marshal.dump(kept, f)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if not isinstance(e, Exception):
+            raise
+
+
+def future_flags() -> int:
+    """The compiler flags of every ``__future__`` feature (what ``compile`` inherits from a caller)."""
+    import __future__
+
+    flags = 0
+    for name in __future__.all_feature_names:
+        flags |= getattr(__future__, name).compiler_flag
+    return flags

@@ -14,13 +14,10 @@ import attrs
 
 from ibfabric import _attrs
 
-#: Imports the modules a run uses and reports, per attrs-generated function of every ibfabric
-#: class, what decides its behaviour (positions in the source aside), with the cache's counters.
-PROBE = textwrap.dedent(
+#: ``shape(c)``: what decides the behaviour of code object (or constant) *c*, as JSON.
+SHAPE = textwrap.dedent(
     """
-    import json, sys, types
-    import ibfabric.simulation, ibfabric.ned_like, ibfabric.components.qos
-    from ibfabric import _attrs
+    import types
 
     def shape(c):
         if isinstance(c, types.CodeType):
@@ -30,6 +27,16 @@ PROBE = textwrap.dedent(
         if isinstance(c, (tuple, frozenset)):
             return [type(c).__name__, [shape(x) for x in c]]
         return repr(c)
+    """
+)
+
+#: Imports the modules a run uses and reports, per attrs-generated function of every ibfabric
+#: class, what decides its behaviour (positions in the source aside), with the cache's counters.
+PROBE = SHAPE + textwrap.dedent(
+    """
+    import json, sys
+    import ibfabric.simulation, ibfabric.ned_like, ibfabric.components.qos
+    from ibfabric import _attrs
 
     out = {}
     for name, mod in sorted(sys.modules.items()):
