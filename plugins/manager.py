@@ -5,7 +5,8 @@ One :class:`PluginSet` per simulation (or CLI command), never a global one::
     plugins = PluginSet.load(plugins=[my_module], block=["traffic"])
     engine = plugins.routing_engines["minhop"]
 
-Loading reads the ``ibfabric`` entry-point group (built-ins included), then
+Loading reads the ``ibfabric`` entry-point group (built-ins included; the
+list is kept between processes, :mod:`ibfabric.plugins._entrypoints`), then
 registers the extra plugin objects, checks that every hook implementation
 matches a specification, and calls every contribution hook once, recording
 which plugin registered each name.
@@ -69,6 +70,7 @@ class PluginSet:
 
     def __init__(self, pm: pluggy.PluginManager):
         self.pm = pm
+        self._dists: dict[str, str] = {}  # entry-point plugin name -> 'dist==version'
         for attr, (_, role) in ROLES.items():
             setattr(self, attr, Registry(role))
 
@@ -105,9 +107,17 @@ class PluginSet:
         pm.add_hookspecs(hookspecs)
         for name in block:
             pm.set_blocked(name)
+        dists: dict[str, str] = {}
         if entry_points:
+            from ._entrypoints import entry_points as found, load  # (entry_points: the flag here)
+
             try:
-                pm.load_setuptools_entrypoints("ibfabric")
+                # what pm.load_setuptools_entrypoints("ibfabric") does, from the kept list
+                for name, value, dist, version in found("ibfabric"):
+                    if pm.has_plugin(name) or pm.is_blocked(name):
+                        continue
+                    pm.register(load(value), name=name)
+                    dists[name] = f"{dist}=={version}"
             except Exception as exc:  # an import error inside a third-party plugin
                 raise PluginError(f"cannot load an ibfabric plugin: {type(exc).__name__}: {exc}") from exc
         for i, plugin in enumerate(plugins):
@@ -123,6 +133,7 @@ class PluginSet:
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"plugin '{exc.plugin}' is invalid: {exc}") from exc
         self = cls(pm)
+        self._dists = dists
         self._collect()
         return self
 
@@ -240,7 +251,4 @@ class PluginSet:
 
     def distribution(self, plugin_name: str) -> str | None:
         """'dist==version' of the package that provides a plugin, if it came from an entry point."""
-        for plugin, dist in self.pm.list_plugin_distinfo():
-            if self.pm.get_name(plugin) == plugin_name:
-                return f"{dist.project_name}=={dist.version}"
-        return None
+        return self._dists.get(plugin_name)
