@@ -41,6 +41,7 @@ import attrs
 from ibfabric.components import validate
 from ibfabric.components.rates import LANE_SIGNALLING, WIDTHS
 from ibfabric.errors import ConfigError, TopologyError
+from ibfabric.topologies import DUMP_SUFFIXES  # (kept there: detect_format reads it without this module)
 
 __all__ = [
     "IBNetNode",
@@ -56,9 +57,6 @@ __all__ = [
     "node_names",
     "readable",
 ]
-
-#: File name endings that say "this is an ibnetdiscover dump" (the content must then agree).
-DUMP_SUFFIXES = (".ibnetdiscover", ".ibnd")
 
 _NODE = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"((?:[^"\\]|\\.)*)"(.*))?$')
 _PORT = re.compile(

@@ -9,19 +9,20 @@ and the declared groups and return
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.mfts import MulticastTables, shared_tree
-from ibfabric.components.mgroups import MulticastGroup, assign_mlids
-from ibfabric.components.mtrees import source_tree
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import resolve_switch
+
+if TYPE_CHECKING:  # (imported where used: a run without multicast loads this plugin, not them)
+    from ibfabric.components.mfts import MulticastTables
+    from ibfabric.components.mgroups import MulticastGroup
 
 __all__ = ["center_switch", "shared", "source_based"]
 
@@ -84,6 +85,10 @@ def source_based(tables: ForwardingTables, groups: Sequence[MulticastGroup], opt
        IBA Design Space for Improved Performance", IEEE TPDS 18(4), 2007,
        §3.6 and §5.2.
     """
+    from ibfabric.components.mfts import MulticastTables
+    from ibfabric.components.mgroups import assign_mlids
+    from ibfabric.components.mtrees import source_tree
+
     _options(options, ())
     groups = assign_mlids(groups, per_sender=True)
     mft = MulticastTables(tables.fabric, groups=groups, engine="source-based")
@@ -151,6 +156,9 @@ def shared(tables: ForwardingTables, groups: Sequence[MulticastGroup], options: 
     .. [1] OpenSM, ``osm_mcast_mgr.c`` (``mcast_mgr_build_spanning_tree``,
        ``mcast_mgr_find_optimal_switch``).
     """
+    from ibfabric.components.mfts import MulticastTables, shared_tree
+    from ibfabric.components.mgroups import assign_mlids
+
     opts = _options(options, ("root",))
     fabric = tables.fabric
     root = resolve_switch(fabric, opts["root"], "root") if "root" in opts else None

@@ -55,6 +55,20 @@ class TestRealDumps:
         assert detect_format(CLUSTER.read_text()) == "ibnetdiscover"
         assert detect_format("network n { }") == "ned"
 
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.one_of(
+        st.sampled_from(['Switch 4 "S-1"  # "sw"', ' Ca 2 "H-1" # "h" ', 'Rt 1 "R"', "Switchx", "Ca", "  Rt 3",
+                         "# Topology file: generated on x by ibnetdiscover", "# Topology file", "network n {}",
+                         "// Switch 4 \"S\"", "\tCa\t2\t\"H\""]),
+        st.text(alphabet='SwitchCaRt #":0123456789 \t', max_size=30)), max_size=8))
+    def test_quick_look_never_misses_a_dump(self, lines):
+        # detect_format skips the dump reader when no line starts as a node line or the banner
+        from ibfabric.topologies import _may_be_a_dump
+        from ibfabric.topologies.ibnetdiscover import looks_like_ibnetdiscover
+
+        text = "\n".join(lines)
+        assert _may_be_a_dump(text) or not looks_like_ibnetdiscover(text)
+
     def test_converted_network_round_trips(self):
         net = load_network(CLUSTER)
         again = elaborate(write_ned(net))
