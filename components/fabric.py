@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
+from ibfabric._arrays import unique
 from ibfabric.errors import ConfigError, TopologyError
 
 from . import validate
@@ -469,7 +470,7 @@ class FabricGraph:
             mask = np.zeros(s, dtype=bool)
             mask[frontier] = True
             nb = dst[mask[src]]
-            nb = np.unique(nb[dist[nb] < 0])
+            nb = unique(nb[dist[nb] < 0])
             dist[nb] = level
             frontier = nb
         return int(np.argmax(dist))
