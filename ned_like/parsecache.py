@@ -8,7 +8,8 @@ An entry is a pickle of the :class:`~ibfabric.ned_like.ast.NedFile`, named by
 a hash of the source text, the file name (it is in every location and
 message) and everything that decides what a parse gives: the grammar, the
 sources of the parser's modules, lark's version (its ``__init__``, read
-without importing lark), attrs' and Python's versions.  Editing any of them
+without importing lark), attrs' class-making module (its place, time and
+size: an install changes them) and Python's version.  Editing any of them
 makes new names, so a stale entry is never read.  A damaged or
 unreadable entry is ignored, so the cache can only cost time, never change
 a parse.  Entries are written atomically; only sources up to
@@ -47,7 +48,7 @@ def _parser_fingerprint() -> str:
     if _fingerprint is None:
         import importlib.util
 
-        import attrs
+        import attr._make as attr_make
 
         from ibfabric import units
         from ibfabric.ned_like import ast, doccomments, errors, expr, fastconn, fastexpr, limits, model, parser, patterns
@@ -62,7 +63,10 @@ def _parser_fingerprint() -> str:
                                   units)]:
             with open(path, "rb") as f:
                 h.update(f.read())
-        h.update(f"attrs {attrs.__version__} python {sys.version}".encode())
+        # attrs, which makes the parsed classes: its class-making module, by place, time and size
+        # (attrs.__version__ would import importlib.metadata, about 10 ms of a process)
+        st = os.stat(attr_make.__file__)
+        h.update(f"attrs {attr_make.__file__} {st.st_mtime_ns} {st.st_size} python {sys.version}".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
 
