@@ -12,7 +12,8 @@ their ``entry_points.txt`` (a zip file on the path: its time and size).  An
 install, an uninstall, an edit of an ``entry_points.txt`` or another
 ``sys.path`` changes the fingerprint, and the entry points are read again.
 Without a cache directory, or with a finder of distributions on
-``sys.meta_path`` other than the standard one, they are always read.
+``sys.meta_path`` other than the standard one (or the ``importlib_metadata``
+backport's, which replaces it when imported), they are always read.
 """
 
 from __future__ import annotations
@@ -79,12 +80,12 @@ def _read(group: str) -> list[tuple[str, str, str, str]]:
 
 def _fingerprint(group: str) -> str | None:
     """What decides importlib.metadata's answer, as one string; None if it cannot be told."""
-    from importlib.machinery import PathFinder
-
-    if any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
+    if not all(_reads_sys_path(f) for f in sys.meta_path if hasattr(f, "find_distributions")):
         return None
     parts = [group, sys.implementation.cache_tag or ""]
     for entry in sys.path:
+        if not isinstance(entry, str):  # (a bytes or other entry: not told here; importlib.metadata reads)
+            return None
         root = os.path.abspath(entry or ".")
         parts.append(root)
         try:
@@ -107,6 +108,15 @@ def _fingerprint(group: str) -> str | None:
                     mtime = -1
                 parts.append(f"\t{name} {mtime}")
     return "\n".join(parts)
+
+
+def _reads_sys_path(finder) -> bool:
+    """Whether *finder* finds distributions as the fingerprint sees them: the standard path finder,
+    or the ``importlib_metadata`` backport's, which takes its place when imported (dask imports it)."""
+    from importlib.machinery import PathFinder
+
+    cls = finder if isinstance(finder, type) else type(finder)
+    return finder is PathFinder or (cls.__module__, cls.__qualname__) == ("importlib_metadata", "MetadataPathFinder")
 
 
 def _file() -> str | None:

@@ -75,6 +75,19 @@ class TestKept:
         ep.entry_points("ibfabric")
         assert ep.stats == {"read": 2, "kept": 0} and not cache.exists()
 
+    def test_a_path_entry_that_is_not_a_string_is_not_fingerprinted(self, monkeypatch):
+        monkeypatch.setattr(sys, "path", [*sys.path, b"/nowhere"])
+        assert ep._fingerprint("ibfabric") is None  # (then always read)
+
+    def test_the_importlib_metadata_backport_keeps_them_kept(self, cache, monkeypatch):
+        # importing the backport (dask does) puts its own path finder in the standard one's place
+        backport = pytest.importorskip("importlib_metadata")
+        monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+        if not any(type(f) is backport.MetadataPathFinder for f in sys.meta_path):
+            sys.meta_path.append(backport.MetadataPathFinder())
+        first = ep.entry_points("ibfabric")
+        assert ep.entry_points("ibfabric") == first == metadata_says() and ep.stats == {"read": 1, "kept": 1}
+
     def test_a_damaged_file_is_read_again_and_replaced(self, cache):
         first = ep.entry_points("ibfabric")
         (cache / "entry-points.marshal").write_bytes(b"\x00damaged")
