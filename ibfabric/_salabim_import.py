@@ -138,9 +138,9 @@ class _Window:
             write_marshal(self.path, self.used)  # all one salabim needs: what this import used
         return False
 
-    def exec(self, source, globals=None, locals=None, /, **kw):
+    def exec(self, source, globals=None, locals=None, **kw):
         """``exec``, as the builtin (arguments, defaults, frames); source from salabim's aliases
-        compiled once."""
+        compiled once.  (*globals* and *locals* may be given by name, as Python 3.13 allows.)"""
         caller = sys._getframe(1)
         if globals is None:
             globals = caller.f_globals

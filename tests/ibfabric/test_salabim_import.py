@@ -153,6 +153,9 @@ class TestExec:
             seen = []
             exec(outer().__code__, {"sink": seen}, closure=(types.CellType(9),))
             assert seen == [9]
+            named = {}
+            window.exec("u = 1", globals=named)  # by name, as Python 3.13's exec takes them
+            assert named["u"] == 1
         assert _salabim_import.stats["compiled"] == 0 and not os.path.exists(window.path)
 
     def test_the_builtin_is_back_after_an_error(self, window):
