@@ -47,8 +47,11 @@ elaboration, wiring, subnet manager, routing), ``startup_s`` (from the
 child's launch to the first event: interpreter, imports, topology
 generation and build; the children run with ibfabric's modules compiled to
 bytecode, as ``pip install`` leaves them, ``bytecode_cached`` says so), ``import_s`` and ``process_s`` (from the child's
-launch to the end of its run: the whole-process time of a user's run); the
-hold rate is measured in the child right after its run.
+launch to the end of its run: the whole-process time of a user's run),
+``allocator`` (``pymalloc``, or ``malloc`` with ``--huge-pages``: the
+children then run as ``ibfabric run --huge-pages`` does) and
+``anon_huge_pages_mb`` (the child's memory on transparent huge pages at
+the end); the hold rate is measured in the child right after its run.
 """
 
 from __future__ import annotations
@@ -239,6 +242,8 @@ def run_named(name: str, sim_time: str | None, launched: float | None) -> dict:
         "conservation_ok": s["conservation_ok"],
         "deadlock": s["deadlock"],
         "peak_rss_mb": round(rss, 1),
+        "allocator": "malloc" if os.environ.get("PYTHONMALLOC") == "malloc" else "pymalloc",
+        "anon_huge_pages_mb": anon_huge_pages_mb(),
         "peak_rss_built_mb": round(rss_built, 1),
         "import_s": round(import_s, 4),
         "generate_s": round(generate_s, 4),
@@ -251,6 +256,18 @@ def run_named(name: str, sim_time: str | None, launched: float | None) -> dict:
         "events_vs_salabim_hold": round(events / wall / hold, 3) if wall else None,
         "packet_hops_vs_salabim_hold": round(hops / wall / hold, 3) if wall else None,
     }
+
+
+def anon_huge_pages_mb() -> float | None:
+    """This process's memory on transparent huge pages now (AnonHugePages), in MB; None where unknown."""
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("AnonHugePages:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
 
 
 def available_memory_gb() -> float | None:
@@ -285,8 +302,10 @@ def compile_bytecode() -> None:
 _COMPILED = False
 
 
-def run_child(name: str, sim_time: str | None, mem_limit_gb: float | None, timeout: float) -> dict:
-    """Run one named scenario in a fresh interpreter; its JSON record, or one with an ``error`` field."""
+def run_child(name: str, sim_time: str | None, mem_limit_gb: float | None, timeout: float,
+              huge_pages: bool = False) -> dict:
+    """Run one named scenario in a fresh interpreter; its JSON record, or one with an ``error`` field.
+    *huge_pages*: in the environment ``ibfabric run --huge-pages`` gives (``ibfabric._hugepages``)."""
     cmd = [sys.executable, "-m", "bench.kernel", "--child", name]
     if sim_time:
         cmd += ["--time", sim_time]
@@ -302,6 +321,10 @@ def run_child(name: str, sim_time: str | None, mem_limit_gb: float | None, timeo
     # editable one writes it on first import unless PYTHONDONTWRITEBYTECODE says not to (then every run
     # would compile ~60 modules again, about 0.12 s here, which no user's run pays).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if huge_pages:
+        from ibfabric._hugepages import environment
+
+        env = environment(env)
     launched = time.time()
     cmd += ["--launched", repr(launched)]
     try:
@@ -335,6 +358,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mem-limit-gb", type=float, default=None,
                     help="address-space limit of each child (default: 90%% of the memory available at launch)")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child is stopped (default 1800)")
+    ap.add_argument("--huge-pages", action="store_true",
+                    help="run the named scenarios as `ibfabric run --huge-pages` does (glibc's allocator on"
+                         " transparent huge pages)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # run one named scenario in this process
     ap.add_argument("--launched", type=float, help=argparse.SUPPRESS)  # time.time() when the parent started it
     args = ap.parse_args(argv)
@@ -360,7 +386,7 @@ def main(argv=None) -> int:
         from importlib.metadata import version
 
         for name in dict.fromkeys(names):  # one at a time: never two heavy children at once
-            rec = run_child(name, args.time, limit, args.timeout)
+            rec = run_child(name, args.time, limit, args.timeout, huge_pages=args.huge_pages)
             rec.update(python=platform.python_version(), salabim=version("salabim"), machine=machine)
             print(json.dumps(rec), flush=True)
         return 0

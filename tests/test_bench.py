@@ -28,6 +28,16 @@ def test_a_scenario_runs_in_a_child_and_prints_one_json_line(capsys):
     assert FIELDS <= set(rec)
     assert rec["scenario"] == "switch8-omnetpp-ib-load0.5" and rec["hosts"] == 8 and rec["packet_hops"] > 0
     assert 0 < rec["build_s"] < rec["startup_s"] <= rec["process_s"]
+    assert rec["allocator"] == "pymalloc"
+
+
+def test_huge_pages_run_the_child_on_glibcs_allocator(capsys):
+    from ibfabric._hugepages import unavailable
+
+    assert kernel.main(["--scenario", "switch8-omnetpp-ib-load0.5", "--time", "5us", "--huge-pages"]) == 0
+    rec = json.loads(capsys.readouterr().out.strip())
+    assert "error" not in rec, rec
+    assert rec["allocator"] == "malloc" and (unavailable() is not None or rec["anon_huge_pages_mb"] is not None)
 
 
 def test_a_failing_child_is_a_json_line_with_an_error(capsys):

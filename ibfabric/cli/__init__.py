@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from ibfabric.errors import DeadlockError, IbfabricError
 from ibfabric.plugins.registry import one_line
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "COMMANDS", "add_huge_pages"]
 
 #: Command modules, in the order ``ibfabric --help`` lists them.
 COMMANDS = ["run", "sweep", "saturation", "routes", "plugins", "configs", "topo", "qos", "results", "plot"]
@@ -60,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    if getattr(args, "huge_pages", False):
+        _huge_pages(from_python=argv is not None)
     try:
         with _warnings_as_lines():
             return int(args._run(args) or 0)
@@ -80,6 +82,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout goes to /dev/null so that flushing it at exit raises nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def add_huge_pages(p: argparse.ArgumentParser) -> None:
+    """The ``--huge-pages`` option of a command that runs simulations."""
+    p.add_argument("--huge-pages", action="store_true",
+                   help="run on transparent huge pages (glibc's allocator, restarted with PYTHONMALLOC=malloc and "
+                        "GLIBC_TUNABLES=glibc.malloc.hugetlb=1): faster on big fabrics, same results")
+
+
+def _huge_pages(from_python: bool) -> None:
+    """Start this command again with the huge-page settings (``ibfabric._hugepages``), or say why not."""
+    from ibfabric import _hugepages
+
+    if _hugepages.active():
+        print("ibfabric: on transparent huge pages (PYTHONMALLOC=malloc, GLIBC_TUNABLES=glibc.malloc.hugetlb=1)",
+              file=sys.stderr)
+        return
+    why = _hugepages.unavailable()
+    if why is None and from_python:
+        why = ("main() was called from Python, whose process cannot be restarted (set PYTHONMALLOC=malloc and "
+               "GLIBC_TUNABLES=glibc.malloc.hugetlb=1 before Python starts)")
+    if why is not None:
+        print(f"ibfabric: warning: --huge-pages: {why}; running without them", file=sys.stderr)
+        return
+    _hugepages.restart(sys.argv[1:])
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ import argparse
 import sys
 from typing import Any
 
+from ibfabric.cli import add_huge_pages
 from ibfabric.cli import qos as qos_cli
 from ibfabric.cli import topo as topo_cli
 from ibfabric.checks import MAX_LOAD
@@ -70,6 +71,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="verify the credit invariant at every transmission (slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    add_huge_pages(p)
     qos_cli.add_run_options(p)
     return p
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ibfabric.cli import add_huge_pages
 from ibfabric.errors import ConfigError
 
 
@@ -32,6 +33,7 @@ def add_common(p) -> None:
                         " for a LocalCluster of --jobs workers")
     p.add_argument("--retry-failed", action="store_true", help="run failed runs again")
     p.add_argument("--no-progress", action="store_true", help="print one line per run instead of a progress bar")
+    add_huge_pages(p)  # (the runs' local processes inherit it; a remote Dask cluster's workers do not)
 
 
 def out_dir(args, experiment) -> Path:
