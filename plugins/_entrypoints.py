@@ -41,7 +41,8 @@ def entry_points(group: str) -> list[tuple[str, str, str, str]]:
 
         kept = read_marshal(path)
         found = kept.get(fingerprint)
-        if type(found) is list:
+        if type(found) is list and all(type(e) is list and len(e) == 4 and all(type(x) is str for x in e)
+                                       for e in found):
             stats["kept"] += 1
             return [tuple(e) for e in found]
     found = _read(group)

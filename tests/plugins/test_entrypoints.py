@@ -10,7 +10,7 @@ import sys
 import pluggy
 import pytest
 
-from ibfabric._cachedir import read_marshal
+from ibfabric._cachedir import read_marshal, write_marshal
 from ibfabric.plugins import _entrypoints as ep
 from ibfabric.plugins import hookspecs
 from ibfabric.plugins.manager import PluginSet
@@ -93,6 +93,12 @@ class TestKept:
         (cache / "entry-points.marshal").write_bytes(b"\x00damaged")
         assert ep.entry_points("ibfabric") == first and ep.entry_points("ibfabric") == first
         assert ep.stats == {"read": 2, "kept": 1}
+
+    def test_an_entry_of_another_shape_is_read_again(self, cache):
+        first = ep.entry_points("ibfabric")
+        (fingerprint,) = read_marshal(str(cache / "entry-points.marshal"))
+        write_marshal(str(cache / "entry-points.marshal"), {fingerprint: [["traffic", "x"]]})
+        assert ep.entry_points("ibfabric") == first and ep.stats == {"read": 2, "kept": 0}
 
     def test_without_a_cache_directory_nothing_is_written(self, tmp_path, monkeypatch):
         monkeypatch.setenv("IBFABRIC_CACHE_DIR", "")
