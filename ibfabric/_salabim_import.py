@@ -33,6 +33,7 @@ cached without a cache directory (``IBFABRIC_CACHE_DIR=``).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sys
 from types import CodeType, ModuleType
 
@@ -59,7 +60,8 @@ class _Finder:
     def find_spec(self, name, path=None, target=None):
         if name != _MODULE:
             return None
-        sys.meta_path.remove(self)  # once: from here on the import is the usual one
+        with contextlib.suppress(ValueError):  # once: from here on the import is the usual one
+            sys.meta_path.remove(self)
         for finder in sys.meta_path:
             find = getattr(finder, "find_spec", None)
             spec = find(name, path, target) if find is not None else None
