@@ -98,7 +98,7 @@ class _Deferred(ModuleType):
 
 def _import_urllib_request(stand_in):
     if sys.modules.get("urllib.request") is stand_in:
-        del sys.modules["urllib.request"]
+        sys.modules.pop("urllib.request", None)  # (another thread may have done it)
     import importlib
 
     return importlib.import_module("urllib.request")  # (the import sets urllib.request to it)
@@ -141,16 +141,24 @@ class _Window:
         return False
 
     def exec(self, source, globals=None, locals=None, **kw):
-        """``exec``, as the builtin (arguments, defaults, frames); source from salabim's aliases
-        compiled once.  (*globals* and *locals* may be given by name, as Python 3.13 allows.)"""
+        """``exec``, as the builtin: the caller's namespaces by default (a copy of a function's
+        locals, as the builtin takes), source compiled with the caller's ``__future__`` flags (not
+        this module's); source from salabim's aliases compiled once.  (*globals* and *locals* may be
+        given by name, as Python 3.13 allows.)"""
         caller = sys._getframe(1)
         if globals is None:
             globals = caller.f_globals
             if locals is None:
                 locals = caller.f_locals
+                if not isinstance(locals, dict):  # Python 3.13+: a function's write-through proxy
+                    locals = dict(locals)
         code = caller.f_code
-        if type(source) is str and code.co_name == _ALIASES and caller.f_globals is self.module.__dict__:
-            source = self.compiled(source, code.co_flags & _FUTURE)
+        if isinstance(source, (str, bytes)):
+            flags = code.co_flags & _FUTURE
+            if type(source) is str and code.co_name == _ALIASES and caller.f_globals is self.module.__dict__:
+                source = self.compiled(source, flags)
+            else:
+                source = compile(source, "<string>", "exec", flags=flags, dont_inherit=True)
         return self.real_exec(source, globals, locals, **kw)
 
     def compiled(self, source: str, flags: int):

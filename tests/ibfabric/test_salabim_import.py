@@ -139,23 +139,31 @@ class TestExec:
 
             return inner
 
-        x = 21  # noqa: F841 - read by the exec'd source, through the caller's locals
+        # a caller without `from __future__ import annotations` (this module has it): exec compiles
+        # with the caller's flags, not with those of ibfabric._salabim_import (which has it too)
+        plain = {}
+        exec(compile("def annotated(ex):\n    ns = {}\n    ex('def f(a: int): pass', ns)\n"
+                     "    return ns['f'].__annotations__\n", "<plain>", "exec", dont_inherit=True), plain)
+
+        def scenarios(ex) -> list:
+            def in_function():
+                x = 21  # noqa: F841 - read by the exec'd source, through the caller's locals
+                ex("y = x * 2")  # no namespaces: the caller's (a copy of a function's locals)
+                return sys._getframe().f_locals.get("y")
+
+            got, loc, seen, named = {}, {}, [], {}
+            ex("z = 1", got)  # globals only: they are the locals too
+            ex("w = q", {"q": 5}, loc)
+            ex(outer().__code__, {"sink": seen}, closure=(types.CellType(9),))
+            return [in_function(), got["z"], "__builtins__" in got, loc, seen, plain["annotated"](ex)]
+
         with window:
             assert builtins.exec is window.caching_exec
-            exec("y = x * 2")  # no namespaces: the caller's globals and locals
-            assert sys._getframe().f_locals["y"] == 42
-            got = {}
-            exec("z = 1", got)  # globals only: they are the locals too
-            assert got["z"] == 1 and "__builtins__" in got
-            loc = {}
-            exec("w = q", {"q": 5}, loc)
-            assert loc == {"w": 5}
-            seen = []
-            exec(outer().__code__, {"sink": seen}, closure=(types.CellType(9),))
-            assert seen == [9]
+            ours = scenarios(window.exec)
             named = {}
             window.exec("u = 1", globals=named)  # by name, as Python 3.13's exec takes them
-            assert named["u"] == 1
+        assert ours == scenarios(window.real_exec) and named["u"] == 1
+        assert ours[-1] == {"a": int}
         assert _salabim_import.stats["compiled"] == 0 and not os.path.exists(window.path)
 
     def test_the_builtin_is_back_after_an_error(self, window):
