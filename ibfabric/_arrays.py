@@ -35,15 +35,19 @@ def percentile(values, q: float) -> float:
     if n == 0 or a.dtype != np.float64 or not 0 <= q <= 100:
         return float(np.percentile(a, q))  # (what numpy says of anything else)
     v = (n - 1) * (q / 100)  # numpy: q / 100, then (n - 1) * q
-    if v >= n - 1:  # numpy takes the last order statistic twice
+    if v >= n - 1:  # numpy takes the last order statistic twice, stored as index -1
         lo = hi = n - 1
+        kth = {0, -1}
     else:
         lo = math.floor(v)
         hi = lo + 1
-    part = np.partition(a, (lo, hi) if hi != lo else lo)
-    if math.isnan(part.max()):
+        kth = {0, -1, lo, hi}
+    # the same partition as numpy's (its kth: the sorted distinct 0, -1 and the two indexes), so
+    # that equal values of different bits (0.0 and -0.0) land where numpy's land
+    part = np.partition(a, np.array(sorted(kth), dtype=np.intp))
+    if math.isnan(part[-1]):  # (a NaN sorts last)
         return math.nan
     below, above = float(part[lo]), float(part[hi])
-    t = v - lo if hi != lo else v - (-1)  # numpy's weight: from the index it stored (-1 for the last)
+    t = v - lo if hi != lo else v + 1  # numpy's weight: from the index it stored (-1 for the last)
     diff = above - below
     return above - diff * (1 - t) if t >= 0.5 else below + diff * t

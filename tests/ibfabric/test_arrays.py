@@ -31,6 +31,15 @@ def test_percentile_of_latencies_is_numpys(values, q):
     assert bits(percentile(values, q)) == bits(float(np.percentile(values, q)))
 
 
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from([0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, 5e-324, -5e-324]), min_size=1, max_size=12),
+       st.one_of(st.sampled_from([0.0, -0.0, 10.0, 50.0, 99.0, 100.0]), st.floats(0, 100)))
+def test_percentile_of_signed_zeros_and_infinities_is_numpys(values, q):
+    # equal values of different bits: numpy's partition decides which one a rank gets
+    a = np.array(values)
+    assert bits(percentile(a, q)) == bits(float(np.percentile(a, q)))
+
+
 def test_percentile_leaves_the_input_alone():
     values = np.array([3.0, 1.0, 2.0])
     assert percentile(values, 50) == 2.0 and values.tolist() == [3.0, 1.0, 2.0]
