@@ -7,8 +7,9 @@ distribution), more in a large environment.  :func:`entry_points` keeps what
 it found in the cache directory (:func:`ibfabric._cachedir.cache_dir`),
 under a fingerprint of everything importlib.metadata reads: each entry of
 ``sys.path`` (made absolute), and in each directory the names of its
-``*.dist-info`` and ``*.egg-info`` entries with the modification time of
-their ``entry_points.txt`` (a zip file on the path: its time and size).  An
+``*.dist-info`` and ``*.egg-info`` entries (an unpacked egg's ``EGG-INFO``)
+with the times and sizes of their ``entry_points.txt`` and ``METADATA``
+(or ``PKG-INFO``) files (a zip file on the path: its time and size).  An
 install, an uninstall, an edit of an ``entry_points.txt`` or another
 ``sys.path`` changes the fingerprint, and the entry points are read again.
 Without a cache directory, or with a finder of distributions on
@@ -100,15 +101,25 @@ def _fingerprint(group: str) -> str | None:
             continue
         except OSError:
             continue
+        egg = root.lower().endswith(".egg")  # an unpacked egg: its EGG-INFO, as importlib.metadata reads it
         for name in names:
             low = name.lower()
-            if low.endswith((".dist-info", ".egg-info")):
-                try:
-                    mtime = os.stat(os.path.join(root, name, "entry_points.txt")).st_mtime_ns
-                except OSError:
-                    mtime = -1
-                parts.append(f"\t{name} {mtime}")
+            if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
+                parts.append(f"\t{name} {_stamp(os.path.join(root, name))}")
     return "\n".join(parts)
+
+
+def _stamp(info: str) -> str:
+    """When and how big the files of metadata directory *info* that the entry points come from are."""
+    out = []
+    for name in ("entry_points.txt", "METADATA", "PKG-INFO"):
+        try:
+            st = os.stat(os.path.join(info, name))
+        except OSError:
+            out.append("-")
+        else:
+            out.append(f"{st.st_mtime_ns}/{st.st_ctime_ns}/{st.st_size}")
+    return " ".join(out)
 
 
 def _reads_sys_path(finder) -> bool:

@@ -62,6 +62,17 @@ class TestKept:
         assert ep.stats == {"read": 4, "kept": 0}
         assert ep.entry_points("ibfabric") == got and ep.stats["kept"] == 1
 
+    def test_an_unpacked_eggs_entry_points_are_watched_too(self, cache, tmp_path, monkeypatch):
+        info = tmp_path / "demo_egg-1.0.egg" / "EGG-INFO"
+        info.mkdir(parents=True)
+        (info / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: demo_egg\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text("[ibfabric]\nold = demo_egg.old\n")
+        monkeypatch.syspath_prepend(str(info.parent))
+        assert ("old", "demo_egg.old", "demo_egg", "1.0") in ep.entry_points("ibfabric")
+        (info / "entry_points.txt").write_text("[ibfabric]\nnew = demo_egg.new\n")
+        got = ep.entry_points("ibfabric")
+        assert ("new", "demo_egg.new", "demo_egg", "1.0") in got and got == metadata_says()
+
     def test_another_finder_of_distributions_is_always_asked(self, cache, monkeypatch):
         class Finder:
             def find_spec(self, *a):
