@@ -7,7 +7,7 @@ the kernel backs with 4 KiB pages; glibc's allocator, with the tunable
 ``glibc.malloc.hugetlb=1`` (glibc 2.35 and later), asks the kernel for
 transparent huge pages (2 MiB) for its heap.  Both settings must be in the
 environment before Python starts, so the command line starts itself again
-with them: ``PYTHONMALLOC=malloc`` and ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``
+(the same interpreter options, script and arguments) with them: ``PYTHONMALLOC=malloc`` and ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``
 (added to any tunables already set).  The results are the same; only the
 time changes (faster on big fabrics, a little slower on small ones).
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["ENV", "active", "environment", "unavailable"]
+__all__ = ["ENV", "active", "environment", "restart", "unavailable"]
 
 #: What the environment must hold: variable -> setting.
 ENV = {"PYTHONMALLOC": "malloc", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
@@ -28,6 +28,8 @@ def unavailable(thp: str = THP) -> str | None:
     """Why huge pages cannot be had here (one line), or None when they can."""
     if not sys.platform.startswith("linux"):
         return f"transparent huge pages are a Linux feature (this is {sys.platform})"
+    if sys.flags.ignore_environment:
+        return "this Python ignores PYTHON* environment variables (-E or -I), PYTHONMALLOC among them"
     import platform
 
     lib, version = platform.libc_ver()
@@ -63,8 +65,17 @@ def environment(env=None) -> dict[str, str]:
     return env
 
 
-def restart(argv: list[str]) -> None:
-    """Replace this process with ``python -m ibfabric ARGV`` in :func:`environment` (does not return)."""
+def restart() -> str:
+    """Replace this process with itself, started again as it was (``sys.orig_argv``: the same
+    interpreter options, script or ``-m`` and arguments) in :func:`environment`.  Returns only
+    if that cannot be done: why, in one line."""
+    argv = getattr(sys, "orig_argv", None)
+    if not sys.executable or not argv:
+        return "this Python does not say how it was started (sys.executable, sys.orig_argv)"
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "ibfabric", *argv], environment())
+    try:
+        os.execve(sys.executable, argv, environment())
+    except OSError as exc:
+        return f"cannot start {sys.executable} again ({exc.strerror or exc})"
+    return "the restart returned"  # (execve does not return when it succeeds)

@@ -103,10 +103,9 @@ def _huge_pages(from_python: bool) -> None:
     if why is None and from_python:
         why = ("main() was called from Python, whose process cannot be restarted (set PYTHONMALLOC=malloc and "
                "GLIBC_TUNABLES=glibc.malloc.hugetlb=1 before Python starts)")
-    if why is not None:
-        print(f"ibfabric: warning: --huge-pages: {why}; running without them", file=sys.stderr)
-        return
-    _hugepages.restart(sys.argv[1:])
+    if why is None:
+        why = _hugepages.restart()  # (returns only if it could not)
+    print(f"ibfabric: warning: --huge-pages: {why}; running without them", file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -23,21 +23,37 @@ def test_the_environment_adds_both_settings_and_keeps_other_tunables():
     assert _hugepages.environment({})["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
 
 
-def test_why_not_is_said_in_one_line(tmp_path):
-    never = tmp_path / "never"
-    never.write_text("always madvise [never]\n")
-    assert "turned off" in (_hugepages.unavailable(str(never)) or "turned off")
-    assert "missing" in (_hugepages.unavailable(str(tmp_path / "nothing")) or "missing")
-    madvise = tmp_path / "madvise"
-    madvise.write_text("always [madvise] never\n")
-    why = _hugepages.unavailable(str(madvise))
+def test_why_not_is_said_in_one_line(tmp_path, monkeypatch):
     import platform
 
-    lib, version = platform.libc_ver()
-    if sys.platform.startswith("linux") and lib == "glibc" and tuple(map(int, version.split(".")[:2])) >= (2, 35):
-        assert why is None
-    else:
-        assert why is not None and "\n" not in why
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(platform, "libc_ver", lambda: ("glibc", "2.36"))
+    never, madvise = tmp_path / "never", tmp_path / "madvise"
+    never.write_text("always madvise [never]\n")
+    madvise.write_text("always [madvise] never\n")
+    assert _hugepages.unavailable(str(madvise)) is None
+    assert _hugepages.unavailable(str(never)) == (
+        f"transparent huge pages are turned off ({never}: always madvise [never])")
+    assert _hugepages.unavailable(str(tmp_path / "none")) == (
+        f"this kernel has no transparent huge pages ({tmp_path / 'none'} is missing)")
+    monkeypatch.setattr(platform, "libc_ver", lambda: ("glibc", "2.31"))
+    assert _hugepages.unavailable(str(madvise)) == (
+        "glibc 2.35 or later is needed for glibc.malloc.hugetlb (this is 2.31)")
+    monkeypatch.setattr(platform, "libc_ver", lambda: ("", ""))
+    assert _hugepages.unavailable(str(madvise)) == (
+        "glibc's allocator is needed (this Python's C library is not glibc)")
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert _hugepages.unavailable(str(madvise)) == "transparent huge pages are a Linux feature (this is darwin)"
+
+
+def test_a_restart_that_cannot_be_done_says_why(monkeypatch):
+    def refuse(*args):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "execve", refuse)
+    assert _hugepages.restart() == f"cannot start {sys.executable} again (Permission denied)"
+    monkeypatch.setattr(sys, "executable", "")
+    assert _hugepages.restart().startswith("this Python does not say how it was started")
 
 
 def summary(args: list[str], env: dict | None = None) -> tuple[dict, str]:

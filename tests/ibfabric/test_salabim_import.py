@@ -151,7 +151,7 @@ class TestExec:
                 ex("y = x * 2")  # no namespaces: the caller's (a copy of a function's locals)
                 return sys._getframe().f_locals.get("y")
 
-            got, loc, seen, named = {}, {}, [], {}
+            got, loc, seen = {}, {}, []
             ex("z = 1", got)  # globals only: they are the locals too
             ex("w = q", {"q": 5}, loc)
             ex(outer().__code__, {"sink": seen}, closure=(types.CellType(9),))
