@@ -10,7 +10,7 @@ from __future__ import annotations
 import marshal
 import os
 
-__all__ = ["cache_dir", "future_flags", "read_marshal", "write_marshal"]
+__all__ = ["cache_dir", "future_flags", "read_marshal", "write_marshal", "write_private"]
 
 
 def cache_dir() -> str | None:
@@ -52,15 +52,21 @@ def read_marshal(path: str) -> dict:
 
 def write_marshal(path: str, kept: dict) -> None:
     """Write *kept* to the code cache file *path* atomically; errors are ignored (it is only a cache)."""
+    write_private(path, marshal.dumps(kept))
+
+
+def write_private(path: str, data: bytes) -> None:
+    """Write *data* to the cache file *path* atomically: a private temporary file beside it, renamed
+    (never half-written); errors are ignored (a cache file is only an optimisation)."""
     import tempfile
 
     try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-code-")
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
     except OSError:
         return
     try:
         with os.fdopen(fd, "wb") as f:
-            marshal.dump(kept, f)
+            f.write(data)
         os.replace(tmp, path)
     except BaseException as e:
         try:

@@ -27,9 +27,8 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 
-from ibfabric._cachedir import cache_dir
+from ibfabric._cachedir import cache_dir, write_private
 
 __all__ = ["cache_dir", "load", "store", "MAX_TEXT", "MAX_ENTRIES"]
 
@@ -102,16 +101,8 @@ def store(text: str, filename: str, nedfile) -> None:
         path = _path(text, filename)
         if path is None:
             return
-        base = os.path.dirname(path)
-        fd, tmp = tempfile.mkstemp(dir=base, prefix=".tmp-ned-ast-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump((text, nedfile), f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        _prune(base)
+        write_private(path, pickle.dumps((text, nedfile), protocol=pickle.HIGHEST_PROTOCOL))
+        _prune(os.path.dirname(path))
     except Exception:
         pass
 
