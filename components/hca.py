@@ -137,6 +137,9 @@ class HcaRx:
 class HcaTx(TxPort):
     """Transmitter of an HCA port: send queues per SL, DMA into VL buffers, VL arbitration."""
 
+    # slots, as TxPort's: on a large fabric an instance dictionary is two more cold objects per look
+    __slots__ = ("source", "sendq", "queued", "sl_order", "used_sls", "sl2vl", "vbuf", "vqueues", "mgmt", "stats")
+
     def __init__(self, node: "HCA", port, link, nvl, arbiter, env):
         super().__init__(node, port, link, nvl, arbiter, env)
         self.source: TrafficSource | None = None
@@ -147,8 +150,8 @@ class HcaTx(TxPort):
         self.sl_order = node.sl_order
         self.used_sls: list[int] = []  # SLs that ever had a send queue, in priority order
         self.sl2vl = node.sl2vl_table(nvl)
-        self.vbuf = [VLSendBuffer(vl, node.vl_buffer) for vl in range(nvl)]
-        self.vqueues = [vb.q for vb in self.vbuf]
+        self.vbuf = tuple(VLSendBuffer(vl, node.vl_buffer) for vl in range(nvl))
+        self.vqueues = tuple(vb.q for vb in self.vbuf)
         self.mgmt: deque[Packet] = deque()
         self.stats = node.sim.stats
 

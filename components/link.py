@@ -16,7 +16,30 @@ from ibfabric.kernel import Channel, Message
 
 from .rates import check_link, link_rate, signalling_rate
 
-__all__ = ["Link"]
+__all__ = ["Link", "shared"]
+
+#: one float object per value of the constants the data path reads at every hop (see :func:`shared`)
+_SHARED: dict[float, float] = {}
+
+
+def shared(x: float) -> float:
+    """*x*, as the one float object kept for its value.
+
+    Every port reads its link's ``byte_time`` and ``delay`` and its switch's
+    routing delay at every packet-hop.  Computed per link and per switch, they
+    are as many float objects as there are links and switches, all but a few
+    of them cold on a large fabric (each a cache miss where the read touches
+    the object); equal values share one object instead, which stays in the
+    cache.  Zeros (of either sign) and NaN are returned as they are.
+    """
+    if x == 0 or x != x:
+        return x
+    kept = _SHARED.get(x)
+    if kept is None:
+        if len(_SHARED) >= 4096:  # a long sweep over many values: start again rather than grow
+            _SHARED.clear()
+        kept = _SHARED[x] = x
+    return kept
 
 
 class Link(Channel):
@@ -36,14 +59,14 @@ class Link(Channel):
             raise ConfigError(f"{self.path}: 'dataRate' must be >= 0 (got {data_rate}bps)")
         self.rate = data_rate if data_rate > 0 else link_rate(width, speed)
         self.signalling_rate = signalling_rate(width, speed)
-        self.byte_time = 8e9 / self.rate
+        self.byte_time = shared(8e9 / self.rate)
         self.length = float(p["length"])
         if self.length < 0:
             raise ConfigError(f"{self.path}: 'length' must be >= 0 (got {self.length}m)")
         per_m = float(p["propagationDelay"])
         if per_m < 0:
             raise ConfigError(f"{self.path}: 'propagationDelay' must be >= 0 (got {per_m}ns/m)")
-        self.delay = self.length * per_m
+        self.delay = shared(self.length * per_m)
 
     def transmit_time(self, msg: Message) -> float:
         return self.delay + msg.size * self.byte_time

@@ -34,10 +34,12 @@ __all__ = ["BufferedSwitchTx"]
 class BufferedSwitchTx(SwitchTx):
     """A switch output port with a buffer of ``capacity`` bytes per data VL."""
 
+    __slots__ = ("ocap", "obuf", "obytes", "on_link", "xbar_out_free", "link_free", "rr", "trivial")
+
     def __init__(self, node, port, link, nvl, arbiter, env, capacity: int):
         super().__init__(node, port, link, nvl, arbiter, env)
         self.ocap = capacity
-        self.obuf: list[deque] = [deque() for _ in range(nvl)]
+        self.obuf: tuple[deque, ...] = tuple(deque() for _ in range(nvl))
         self.wants = self.obuf  # credits matter to the packets in the output buffers
         self.obytes = [0] * nvl
         #: (end, vl, bytes) of the packet on the link: its output-buffer space is

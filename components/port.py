@@ -125,21 +125,25 @@ class TxPort:
         Operational data VLs on the link (the smaller count of both ends).
     credits : list of int
         Credits available per data VL at the receiver.
-    returns : list of list
+    returns : tuple of list
         Per data VL, ``(time, credits)`` returns on their way back, in time order.
-    cands : list of list
+    cands : tuple of list
         Per data VL, the sources (input buffers or VL send buffers) whose head
         packet wants this port.
     """
 
     # the attributes every port has are slots: one compact object per port, not an object and a
-    # dictionary of 35 entries (subclasses add a dictionary for their own; the class of a port that
-    # changes state changes with it, :mod:`.failures`, so they add no slots)
+    # dictionary of 35 entries (a subclass's own are slots too, or go in its dictionary; the classes a
+    # port changes to when it changes state add no slots, :mod:`.failures`, :mod:`.multicast`).
+    # In the order a packet-hop reads them: first what a poke and a credit return read of a port that
+    # may be cold (on a large fabric, most are), then its own wake-up's, then the rest, so that a hop
+    # touches three or four of the object's five cache lines rather than all of them.
     __slots__ = (
-        "node", "env", "loop", "gen", "port", "link", "byte_time", "delay", "nvl", "arbiter", "peer_rx",
-        "capacity", "credits", "returns", "cands", "wants", "ready", "single", "running", "own_wake",
-        "early_at", "busy_until", "next_t", "events", "sent", "busy", "window", "last_start",
-        "last_end", "check", "early_wakes", "pick_one", "__dict__", "__weakref__",
+        "running", "busy_until", "own_wake", "early_at", "returns", "wants",
+        "cands", "nvl", "mcands", "gen", "check", "single", "credits", "env",
+        "loop", "next_t", "byte_time", "delay", "peer_rx", "window", "busy", "last_end",
+        "last_start", "sent", "pick_one", "arbiter", "ready", "node", "port", "link",
+        "capacity", "early_wakes", "__dict__", "__weakref__",
     )
 
     #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
@@ -164,12 +168,14 @@ class TxPort:
         self.peer_rx = None
         self.capacity = [0] * nvl
         self.credits = [0] * nvl
-        # (lists, not deques: a few returns are in flight per VL, and an empty deque is 760 bytes)
-        self.returns: list[list] = [[] for _ in range(nvl)]
-        self.cands: list[list] = [[] for _ in range(nvl)]
+        # (lists, not deques: a few returns are in flight per VL, and an empty deque is 760 bytes; the
+        # per-VL lists in a tuple, whose items sit in the object itself: one cache line, where a list's
+        # items are a second object, a second cold line of a large fabric at every look)
+        self.returns: tuple[list, ...] = tuple([] for _ in range(nvl))
+        self.cands: tuple[list, ...] = tuple([] for _ in range(nvl))
         #: per VL, what waits for credits (truthy when something does); a
         #: credit return pokes the port only then
-        self.wants: list = self.cands
+        self.wants: tuple = self.cands
         self.ready: list = [None] * nvl
         #: one data VL and an arbiter that would always choose it: select() may be skipped
         self.single = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
@@ -178,8 +184,7 @@ class TxPort:
         self.early_at = INF
         self.busy_until = 0.0
         self.next_t = INF
-        # statistics
-        self.events = 0
+        # statistics (the port's wake-ups are counted by its loop: PortLoop.events)
         self.sent = 0
         self.busy = 0.0
         self.window = 0.0
@@ -212,7 +217,6 @@ class TxPort:
         """An early wake-up (see :meth:`wake_by`): a step before the port's own wake-up."""
         if self.early_at <= now:
             self.early_at = INF
-        self.events += 1
         self.wake_by(self.run_step(now))
 
     def rearm(self, now: float) -> None:

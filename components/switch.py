@@ -37,6 +37,7 @@ import numpy as np
 
 from ibfabric.errors import ConfigError
 
+from .link import shared
 from .node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options
 from .packet import CREDIT_BYTES, VL15
 from .port import INF, SEVERAL, InputBuffer, TxPort, return_credits
@@ -57,17 +58,17 @@ _BY_SLID = -2
 class SwitchRx:
     """The receiving side of one switch port: per-VL input buffers and routing."""
 
+    # in the order a packet-hop reads them (see TxPort's slots)
     __slots__ = (
-        "node", "port", "bufs", "vl15", "upstream", "delay", "xbar_free", "lft",
-        "tx_by_port", "sl2vl_out", "route_delay", "xbar_bt", "dropper", "drop_check", "sim",
-        "table", "index",
+        "table", "index", "bufs", "route_delay", "xbar_free", "drop_check", "xbar_bt", "upstream",
+        "delay", "dropper", "vl15", "node", "sim", "port", "lft", "tx_by_port", "sl2vl_out",
     )
 
     def __init__(self, node: "Switch", port: int, nvl: int, buf_credits: int, vl15_credits: int, delay: float):
         self.node = node
         self.sim = node.sim
         self.port = port
-        self.bufs = [InputBuffer(self, vl, buf_credits) for vl in range(nvl)]
+        self.bufs = tuple(InputBuffer(self, vl, buf_credits) for vl in range(nvl))  # (a tuple: see TxPort.returns)
         self.vl15 = InputBuffer(self, VL15, vl15_credits)
         self.upstream: TxPort | None = None
         self.delay = delay
@@ -237,6 +238,10 @@ class SwitchRx:
 class SwitchTx(TxPort):
     """The transmitter of one switch port: picks the next packet among the
     input buffers whose head packet is routed to it."""
+
+    # a slot, as TxPort's (``mcands`` is one of TxPort's): on a large fabric an instance dictionary is
+    # two more cold objects per look
+    __slots__ = ("chosen",)
 
     #: weighted round robin among the inputs (components/crossbar.py); FIFO order otherwise
     wrr = False
@@ -488,7 +493,7 @@ class Switch(IBNode):
         for name, v in (("routingDelay", self.routing_delay), ("arbitrationDelay", self.arbitration_delay)):
             if v < 0:
                 raise ConfigError(f"{self.path}: '{name}' must be >= 0 (got {v}ns)")
-        self.route_delay = self.routing_delay + self.arbitration_delay
+        self.route_delay = shared(self.routing_delay + self.arbitration_delay)
         self.speedup = float(p["crossbarSpeedup"])
         if not self.speedup > 0:
             raise ConfigError(f"{self.path}: 'crossbarSpeedup' must be > 0 (got {self.speedup})")
@@ -575,7 +580,7 @@ class Switch(IBNode):
                 peer = tx.peer_rx.node
                 tx.escape_reserve = -(-getattr(peer, "escape_buffer", 0) // CREDIT_BYTES)
         fastest = min((link.byte_time for _, _, link in self.links.values()), default=1.0)
-        xbar_bt = fastest / self.speedup
+        xbar_bt = shared(fastest / self.speedup)
         sl2vl_out = [None] * width  # the same tables for every input: one list each, filled once per switch
         for out, tx in self.tx.items():
             sl2vl_out[out] = self._sl2vl_table(tx.nvl)

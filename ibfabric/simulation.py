@@ -549,7 +549,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
     @property
     def events(self) -> int:
         """The number of events executed so far: port transmitter steps, dispatcher and watchdog events."""
-        n = sum(tx.events for tx in self.ports) + self.dispatcher.events
+        n = self.portloop.events + self.dispatcher.events
         return n + (self.watchdog.events if self.watchdog else 0)
 
     def summary(self) -> dict[str, Any]:

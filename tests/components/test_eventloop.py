@@ -16,7 +16,6 @@ class FakePort:
         self.log = log
         self.again = list(again)
         self.gen = 0
-        self.events = 0
         self.own_wake = self.early_at = math.inf
         self.running = False
         self.check = False
@@ -85,7 +84,7 @@ def test_an_own_wake_up_steps_the_port_and_re_arms_it_where_the_step_says():
     loop.run(10.0)
     # a asked for 4.0 at time 1, before b did at time 2: a runs first at 4; then a is idle
     assert log == [(1.0, "a"), (2.0, "b"), (4.0, "a"), (4.0, "b")]
-    assert (a.events, b.events) == (2, 2) and (a.own_wake, b.own_wake) == (math.inf, math.inf)
+    assert loop.events == 4 and (a.own_wake, b.own_wake) == (math.inf, math.inf)
     assert not a.running and len(loop) == 0
 
 
@@ -139,3 +138,54 @@ def test_an_event_list_of_another_layout_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(e._main, "_reschedule", reschedule)
     with pytest.raises(RuntimeError, match="does not know the event list of salabim"):
         loop.run(5.0)
+
+
+class Reader(salabim.Component):
+    """A salabim component that logs the loop's event count at the given times."""
+
+    def setup(self, times, loop, seen):
+        self.times = times
+        self.loop = loop
+        self.seen = seen
+
+    def process(self):
+        for t in self.times:
+            yield self.hold(till=t)
+            self.seen.append((self.env._now, self.loop.events))
+
+
+def test_the_loop_counts_own_and_early_wake_ups_but_not_replaced_ones_and_salabim_sees_the_count():
+    e = env()
+    loop = PortLoop(e)
+    log, seen = [], []
+    a = FakePort("a", log, again=[4.0])
+    b = FakePort("b", log)
+    c = FakePort("c", log)
+    loop.schedule(1.0, a, 0)
+    loop.schedule(2.0, c, 0)
+    c.gen = 1  # c was re-armed: its entry at 2.0 is a replaced wake-up
+    loop.schedule(3.0, b, EARLY)
+    Reader(env=e, times=[0.5, 3.5, 6.0], loop=loop, seen=seen)
+    loop.run(10.0)
+    assert log == [(1.0, "a"), (3.0, "b!"), (4.0, "a")]
+    assert seen == [(0.5, 0), (3.5, 2), (6.0, 3)] and loop.events == 3
+    loop.run(20.0)  # a second run goes on counting from there
+    assert loop.events == 3
+
+
+def test_the_count_is_kept_when_a_step_raises():
+    e = env()
+    loop = PortLoop(e)
+
+    class Failing(FakePort):
+        def step(self, now):
+            raise RuntimeError("boom")
+
+    a = FakePort("a", [])
+    loop.schedule(1.0, a, 0)
+    loop.schedule(2.0, Failing("f", []), 0)
+    try:
+        loop.run(10.0)
+    except RuntimeError:
+        pass
+    assert loop.events == 2  # a's wake-up, and f's, which raised
