@@ -30,21 +30,14 @@ from .switch import SwitchRx
 __all__ = ["VoqPool", "VoqQueue", "VoqRx"]
 
 
-class _Packets(list):
-    """The packets of a virtual output queue: a list (56 bytes empty, a deque 760), since a switch may
-    hold thousands of mostly empty queues and each holds at most a VL buffer's worth of packets;
-    :func:`~ibfabric.components.switch.cross` takes the head with ``del q[0]``, cold paths with
-    :meth:`popleft`, as from a deque."""
-
-    __slots__ = ()
-
-    def popleft(self):
-        """Remove and return the head packet."""
-        return self.pop(0)
-
-
-class VoqQueue:
+class VoqQueue(list):
     """The packets of one input VL bound for one output port (looks like an input buffer to the ports).
+
+    The queue is the list of its packets itself (``q`` is the queue): one object where a queue
+    object and a list of packets were two, each a cold cache line of a large fabric at every
+    packet-hop.  :func:`~ibfabric.components.switch.cross` takes the head with ``del q[0]``, cold
+    paths with :meth:`popleft`, as from a deque.  It compares and hashes as the object it is, not as
+    a list of packets.
 
     A queue exists only while it holds packets: :func:`~ibfabric.components.switch.cross` hands an
     emptied one back to its pool, which gives it to the next output its input VL stores a packet for.
@@ -54,14 +47,22 @@ class VoqQueue:
 
     #: an emptied queue goes back to its pool (:func:`~ibfabric.components.switch.cross`)
     recycled = True
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
     def __init__(self, pool: "VoqPool", out: int):
-        self.q = _Packets()
+        super().__init__()
+        self.q = self
         self.pool = pool
         self.vl = pool.vl
         self.rx = pool.rx
         self.out = out
         self._occ = 0
+
+    def popleft(self):
+        """Remove and return the head packet."""
+        return self.pop(0)
 
     @property
     def occ(self) -> int:
@@ -137,7 +138,7 @@ class VoqRx(SwitchRx):
     def __init__(self, node, port: int, nvl: int, buf_credits: int, vl15_credits: int, delay: float):
         super().__init__(node, port, nvl, buf_credits, vl15_credits, delay)
         ports = sorted(node.links)
-        self.bufs = [VoqPool(self, vl, buf_credits, ports) for vl in range(nvl)]
+        self.bufs = tuple(VoqPool(self, vl, buf_credits, ports) for vl in range(nvl))
 
     def receive(self, p, now: float) -> None:
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.voq import VoqPool, VoqRx
+from ibfabric.components.voq import VoqPool, VoqQueue, VoqRx
 from ibfabric.errors import ConfigError, DeadlockError
 from ibfabric.simulation import Simulation
 
@@ -148,6 +148,19 @@ class TestCredits:
                     assert pool.occ == held == sum(p.credits for p in pool.q) <= pool.capacity == 12
                     peak = max(peak, pool.occ)
         assert peak > 4  # the pools did fill (more than one 256-byte packet)
+
+    def test_a_queue_is_its_own_packet_list_and_compares_as_itself(self):
+        sim = Simulation(STAR, overrides={"**.sw.inputQueues": '"voq"'}, seed=1)
+        pool = sim.module("sw").rx[1].bufs[0]
+        a, b = VoqQueue(pool, 2), VoqQueue(pool, 3)
+        assert a.q is a and len(a) == len(b) == 0 and a != b and len({a, b}) == 2  # two empty queues differ
+        pkts = [object(), object()]
+        a.q.append(pkts[0])
+        a.q.append(pkts[1])
+        assert a.popleft() is pkts[0] and list(a) == [pkts[1]]
+        cands = [b, a]
+        cands.remove(a)  # an output port's candidates are removed by identity
+        assert cands == [b] and cands[0] is b and a not in cands
 
     def test_output_buffers_with_voqs(self):
         sim = Simulation(STAR8, overrides={"**.traffic": "uniform", "**.load": "1.0", "**.mtu": "256B",
