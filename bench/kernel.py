@@ -171,6 +171,22 @@ def peak_rss_mb() -> float:
     return kb / 1024 if sys.platform != "darwin" else kb / 2**20
 
 
+def topology_of(sc: dict, tmp: str) -> str:
+    """The topology of scenario *sc* as ``Simulation`` takes it: a shipped name, the one-switch NED
+    text, or a generated fat tree written as ``.ned`` in the directory *tmp*."""
+    topology = sc["topology"]
+    if topology == "switch8":
+        return SWITCH8
+    if isinstance(topology, tuple):
+        from ibfabric.topologies.generators import fat_tree, to_ned
+
+        _, k, n = topology
+        topology = os.path.join(tmp, f"fattree{k}x{n}.ned")
+        with open(topology, "w") as f:
+            f.write(to_ned(fat_tree(k, n), name=f"fattree{k}x{n}", routing="ftree"))
+    return topology
+
+
 def run_named(name: str, sim_time: str | None, launched: float | None) -> dict:
     """Build and run the named scenario in this process (a fresh child of :func:`main`); its figures."""
     sc = SCENARIOS[name]
@@ -183,16 +199,7 @@ def run_named(name: str, sim_time: str | None, launched: float | None) -> dict:
     soft = dict(config_overrides(sc["config"])) if sc.get("config") else {}
     with tempfile.TemporaryDirectory() as tmp:
         t1 = time.perf_counter()
-        topology = sc["topology"]
-        if topology == "switch8":
-            topology = SWITCH8
-        elif isinstance(topology, tuple):  # a generated fat tree, written as .ned
-            from ibfabric.topologies.generators import fat_tree, to_ned
-
-            _, k, n = topology
-            topology = os.path.join(tmp, f"fattree{k}x{n}.ned")
-            with open(topology, "w") as f:
-                f.write(to_ned(fat_tree(k, n), name=f"fattree{k}x{n}", routing="ftree"))
+        topology = topology_of(sc, tmp)
         generate_s = time.perf_counter() - t1
         t2 = time.perf_counter()
         sim = Simulation(topology, overrides=sc["overrides"], optional_overrides=soft, seed=1, warmup=sc["warmup"])
