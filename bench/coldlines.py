@@ -163,6 +163,9 @@ def count(name: str, ll_kib: int, top: int, timeout: float) -> dict:
             return {**rec, "error": f"timed out after {timeout:g} s"}
         lines = proc.stdout.strip().splitlines()
         dumps = sorted(f for f in os.listdir(tmp) if f.startswith("callgrind.out."))
+        if proc.returncode == 0 and lines and not dumps:
+            return {**rec, "error": "valgrind wrote no counts of the window (an interpreter without the symbols"
+                                    " os_getppid and os_getpgrp?)"}
         if proc.returncode != 0 or not lines or not dumps:
             tail = [ln for ln in proc.stderr.strip().splitlines() if not ln.startswith("==")][-1:]
             return {**rec, "error": (tail or [f"exit status {proc.returncode}"])[0]}

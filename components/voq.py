@@ -47,9 +47,13 @@ class VoqQueue(list):
 
     #: an emptied queue goes back to its pool (:func:`~ibfabric.components.switch.cross`)
     recycled = True
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
     __hash__ = object.__hash__
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return self is not other
 
     def __init__(self, pool: "VoqPool", out: int):
         super().__init__()
