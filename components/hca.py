@@ -239,11 +239,11 @@ class HcaTx(TxPort):
                 self.next_t = src.next_time if src is not None and src.next_time > now else INF
                 return None
             rq = returns[0]
-            if rq and rq[0][0] <= now:
+            if rq and rq[0] <= now:
                 self.absorb(0, now)
             if q[0].credits > credits[0]:
                 # new messages would queue behind the blocked head: only credits can help
-                self.next_t = rq[0][0] if rq else INF
+                self.next_t = rq[0] if rq else INF
                 return None
             vl = 0
         else:

@@ -136,7 +136,7 @@ def launch_copy(tx, c, vl: int, now: float, xend: float) -> float:
 def has_credits(tx, vl: int, need: int, now: float) -> bool:
     """Take in the credits returned by *now* and say whether *need* credits of VL *vl* are there."""
     rq = tx.returns[vl]
-    if rq and rq[0][0] <= now:
+    if rq and rq[0] <= now:
         tx.absorb(vl, now)
     return need <= tx.credits[vl]
 
@@ -240,7 +240,7 @@ class McastTx:
                 ready[vl] = None
                 continue
             rq = returns[vl]
-            if rq and rq[0][0] <= now:
+            if rq and rq[0] <= now:
                 self.absorb(vl, now)
             buf, t = self._pick(vl, now)
             if buf is None:

@@ -27,7 +27,6 @@ the buffer space, and the receiver cannot forward the packet before
 from __future__ import annotations
 
 import math
-from bisect import insort
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -39,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .link import Link
     from .packet import Packet
 
-__all__ = ["InputBuffer", "TxPort", "return_credits", "one_ready", "SEVERAL"]
+__all__ = ["InputBuffer", "TxPort", "return_credits", "insert_return", "pending_returns", "one_ready", "SEVERAL"]
 
 INF = math.inf
 #: What :meth:`TxPort.ready_heads` (and the switch's own look) returns when more than one VL is ready.
@@ -102,12 +101,29 @@ def return_credits(up: "TxPort", vl: int, time: float, credits: int) -> None:
     switch consumes itself, which are inserted in order.
     """
     rq = up.returns[vl]
-    if rq and rq[-1][0] > time:
-        insort(rq, (time, credits))
+    if rq and rq[-2] > time:
+        insert_return(rq, time, credits)
     else:
-        rq.append((time, credits))
+        rq.append(time)
+        rq.append(credits)
     if up.wants[vl]:
         up.poke(time)
+
+
+def insert_return(rq: list, time: float, credits: int) -> None:
+    """Put the return (*time*, *credits*) into the flat list *rq* of one VL's returns
+    (``[time, credits, time, credits, ...]``), keeping it in time order: after every
+    return with an earlier time, before every later one (where times are equal, the
+    place among them does not change when or how many credits arrive)."""
+    i = len(rq)
+    while i and (rq[i - 2] > time or (rq[i - 2] == time and rq[i - 1] > credits)):
+        i -= 2
+    rq[i:i] = (time, credits)
+
+
+def pending_returns(rq: list, by: float = INF) -> int:
+    """The credits in the flat list *rq* of one VL's returns that arrive by time *by* (all by default)."""
+    return sum(rq[i + 1] for i in range(0, len(rq), 2) if rq[i] <= by)
 
 
 class TxPort:
@@ -126,7 +142,9 @@ class TxPort:
     credits : list of int
         Credits available per data VL at the receiver.
     returns : tuple of list
-        Per data VL, ``(time, credits)`` returns on their way back, in time order.
+        Per data VL, the returns of credits on their way back, in time order,
+        as one flat list ``[time, credits, time, credits, ...]`` (no object per
+        return: :func:`pending_returns` sums them).
     cands : tuple of list
         Per data VL, the sources (input buffers or VL send buffers) whose head
         packet wants this port.
@@ -314,9 +332,11 @@ class TxPort:
         avail = self.credits[vl]
         if avail >= need:
             return end
-        for t, n in self.returns[vl]:
-            avail += n
+        rq = self.returns[vl]
+        for i in range(1, len(rq), 2):
+            avail += rq[i]
             if avail >= need:
+                t = rq[i - 1]
                 return t if t > end else end
         return INF
 
@@ -343,7 +363,7 @@ class TxPort:
                 ready[vl] = None
                 continue
             rq = returns[vl]
-            if rq and rq[0][0] <= now:
+            if rq and rq[0] <= now:
                 self.absorb(vl, now)
             p = q[0]
             if p.credits <= credits[vl]:
@@ -351,12 +371,12 @@ class TxPort:
                 one = vl if one < 0 else SEVERAL
             else:
                 ready[vl] = None
-                if rq and rq[0][0] < nxt:
-                    nxt = rq[0][0]
+                if rq and rq[0] < nxt:
+                    nxt = rq[0]
         return one, nxt
 
     def _credits_at(self, vl: int, now: float) -> int:
-        return self.credits[vl] + sum(n for t, n in self.returns[vl] if t <= now)
+        return self.credits[vl] + pending_returns(self.returns[vl], now)
 
     def held_packets(self) -> int:
         """Packets held by the port itself (output buffers), not counting input buffers."""
@@ -382,9 +402,14 @@ class TxPort:
     def absorb(self, vl: int, now: float) -> None:
         """Take in the credits of VL *vl* that have arrived by *now*."""
         rq = self.returns[vl]
-        c = self.credits
-        while rq and rq[0][0] <= now:
-            c[vl] += rq.pop(0)[1]
+        n = len(rq)
+        i = got = 0
+        while i < n and rq[i] <= now:
+            got += rq[i + 1]
+            i += 2
+        if i:
+            del rq[:i]
+            self.credits[vl] += got
         if self.check:
             self.check_credits(vl)
 
@@ -421,7 +446,7 @@ class TxPort:
         receiver's buffer == the receiver's buffer size, and none negative.
         """
         c = self.credits[vl]
-        pending = sum(n for _, n in self.returns[vl])
+        pending = pending_returns(self.returns[vl])
         held = self.peer_rx.held(vl)
         cap = self.capacity[vl]
         if c < 0 or c > cap or c + pending + held != cap:

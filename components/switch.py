@@ -346,7 +346,7 @@ class SwitchTx(TxPort):
                 self.next_t = nxt
                 return None
             rq = self.returns[0]
-            if rq and rq[0][0] <= now:
+            if rq and rq[0] <= now:
                 self.absorb(0, now)
             buf, t = self._pick(0, now)
             if buf is None:
@@ -363,7 +363,7 @@ class SwitchTx(TxPort):
                 ready[vl] = None
                 continue
             rq = returns[vl]
-            if rq and rq[0][0] <= now:
+            if rq and rq[0] <= now:
                 self.absorb(vl, now)
             buf, t = self._pick(vl, now)
             if buf is None:

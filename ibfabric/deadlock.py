@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import salabim
 
+from ibfabric.components.port import pending_returns
 from ibfabric.components.portstate import PortState
 from ibfabric.errors import DeadlockError
 
@@ -76,9 +77,9 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
     needs_all: set = set()  # nodes blocked while any of their waits is (synchronous multicast: lock step)
 
     def credit_starved(op, vl, p, need) -> bool:
-        rq = op.returns[vl]
-        avail = op.credits[vl] + sum(c for t, c in rq if t <= now)
-        return avail < need and not any(t > now for t, _ in rq)
+        rq = op.returns[vl]  # flat: [time, credits, ...] in time order
+        avail = op.credits[vl] + pending_returns(rq, now)
+        return avail < need and not (rq and rq[-2] > now)
 
     def starved(op, vl, need):
         """The downstream input buffer that port *op* waits on for *need* credits of VL *vl*, or None."""

@@ -365,7 +365,7 @@ class Synchronous(ReplicationEngine):
             return None, nxt, False
         for o in h.outs:  # take in the credits returned by now
             rq = o.returns[h.vl[o]]
-            if rq and rq[0][0] <= now:
+            if rq and rq[0] <= now:
                 o.absorb(h.vl[o], now)
         t = self.start_time(h, owners, now)
         if t <= now:

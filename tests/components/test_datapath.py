@@ -5,9 +5,14 @@ The formulas are the ones docs/model.md states.
 
 from __future__ import annotations
 
+from bisect import insort
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ibfabric.components.packet import VL15, Packet
+from ibfabric.components.port import insert_return, pending_returns
 from ibfabric.simulation import Simulation
 
 from .conftest import CHAIN, RING_MIXED, STAR, send_at
@@ -117,6 +122,38 @@ class TestFlowControl:
         mgmt_rank = [k for k, i in enumerate(order) if log["created"][i] == 100.0][0]
         assert len(order) == 21
         assert mgmt_rank <= 3  # overtakes the 16 or so data packets queued before it
+
+
+class TestCreditReturnList:
+    """A VL's credit returns are one flat list ``[time, credits, ...]`` in time order (no object per return)."""
+
+    @given(st.lists(st.tuples(st.sampled_from([0.0, 1.5, 2.0, 7.25, 9.0]), st.integers(1, 8)), max_size=12))
+    def test_insertion_keeps_the_order_of_pairs(self, returns):
+        flat, pairs = [], []
+        for t, c in returns:
+            insert_return(flat, t, c)
+            insort(pairs, (t, c))
+        assert flat == [x for pair in pairs for x in pair]
+
+    def test_pending_counts_what_has_arrived_by_a_time(self):
+        rq = [1.0, 4, 2.0, 3, 5.0, 8]
+        assert pending_returns(rq) == 15
+        assert pending_returns(rq, 2.0) == 7
+        assert pending_returns(rq, 0.5) == 0
+        assert pending_returns([]) == 0
+
+    def test_absorb_takes_in_what_has_arrived_and_keeps_the_rest(self):
+        sim = Simulation(CHAIN, overrides={"**.vlBufferSize": "1024B", "**.mtu": "256B"})
+        tx = sim.module("a").tx[1]
+        tx.credits[0] -= 12
+        tx.returns[0][:] = [3.0, 4, 5.0, 4, 9.0, 4]
+        assert tx.credit_time(0, tx.credits[0] + 8, 0.0) == 5.0
+        assert tx.credit_time(0, tx.credits[0] + 13, 0.0) == float("inf")
+        before = tx.credits[0]
+        tx.absorb(0, 2.0)
+        assert tx.credits[0] == before and tx.returns[0] == [3.0, 4, 5.0, 4, 9.0, 4]
+        tx.absorb(0, 5.0)
+        assert tx.credits[0] == before + 8 and tx.returns[0] == [9.0, 4]
 
 
 class TestConservation:

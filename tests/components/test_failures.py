@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from ibfabric.components.failures import set_state
 from ibfabric.components.packet import VL15, Packet
+from ibfabric.components.port import pending_returns
 from ibfabric.components.portstate import DROP_REASONS, PortState
 from ibfabric.errors import ConfigError
 from ibfabric.simulation import Simulation
@@ -108,7 +109,7 @@ class TestLinkFailure:
         assert s["drops_by_reason"] == {"port-down": 2}  # sent at 2 and 4 us
         assert s["packets_delivered"] == 8 and s["conservation_ok"]
         tx = sim.module("sw[0]").tx[2]
-        assert tx.state == PortState.ACTIVE and tx.credits[0] + sum(n for _, n in tx.returns[0]) == tx.capacity[0]
+        assert tx.state == PortState.ACTIVE and tx.credits[0] + pending_returns(tx.returns[0]) == tx.capacity[0]
 
     def test_failing_a_dead_link_again_changes_nothing(self):
         sim = chain(1)

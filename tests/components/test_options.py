@@ -10,6 +10,7 @@ import pytest
 
 from ibfabric.components.options import EscapeRead, Option, OptionSet, refresh_escape
 from ibfabric.components.packet import Packet
+from ibfabric.components.port import pending_returns
 from ibfabric.errors import ConfigError
 from ibfabric.simulation import Simulation
 
@@ -76,11 +77,11 @@ class _Tx:
     def __init__(self, port, credits, reserve=0, busy_until=0.0, nvl=1):
         self.port, self.nvl, self.escape_reserve, self.busy_until = port, nvl, reserve, busy_until
         self.credits = [credits] * nvl
-        self.returns = [deque() for _ in range(nvl)]
+        self.returns = [[] for _ in range(nvl)]  # flat [time, credits, ...] as TxPort keeps them
         self.name_ = f"port{port}"
 
     def _credits_at(self, vl, now):
-        return self.credits[vl] + sum(n for t, n in self.returns[vl] if t <= now)
+        return self.credits[vl] + pending_returns(self.returns[vl], now)
 
 
 class _Node:
@@ -114,7 +115,7 @@ class TestCreditRule:
 
     def test_returns_on_their_way_count_once_arrived(self):
         os_ = self.options(0, 16)
-        os_.options[0].tx.returns[0].append((50.0, 4))
+        os_.options[0].tx.returns[0].extend((50.0, 4))
         p = Packet.make(1, 3, 256)
         assert [o.tx.port for o, *_ in os_.eligible(p, 49.0)] == [2]
         assert [o.tx.port for o, *_ in os_.eligible(p, 50.0)] == [1, 2]
