@@ -163,7 +163,7 @@ class HcaTx(TxPort):
             self.use_sl(p.sl)
             self.sendq[p.sl].append(p)
             self.queued += 1
-        self.poke(self.env._now)
+        self.poke(self.loop.now)
 
     def has_work(self) -> bool:
         return bool(self.queued or self.mgmt) or any(self.cands)

@@ -198,7 +198,7 @@ class TxPort:
         #: one data VL and an arbiter that would always choose it: select() may be skipped
         self.single = nvl == 1 and getattr(arbiter, "single_vl_trivial", False)
         self.running = False
-        self.own_wake = env._now  # the port looks once when it is made (scheduled below)
+        self.own_wake = self.loop.now  # the port looks once when it is made (scheduled below)
         self.early_at = INF
         self.busy_until = 0.0
         self.next_t = INF
@@ -210,7 +210,7 @@ class TxPort:
         self.last_end = 0.0
         self.check = node.sim.check
         self.early_wakes = 0
-        self.loop.schedule(env._now, self, 0)
+        self.loop.schedule(self.loop.now, self, 0)
 
     # ----------------------------------------------------------- wiring
 
@@ -273,7 +273,7 @@ class TxPort:
             t = self.busy_until
         if t >= self.own_wake or t >= self.early_at:
             return  # already due to look by then (the common case: no call below)
-        now = self.env._now
+        now = self.loop.now
         if t < now:
             t = now
         self.wake_by(t)

@@ -48,7 +48,7 @@ class Watchdog(salabim.Component):
             cycle = find_deadlock(self.sim)
             if cycle:
                 raise DeadlockError(
-                    f"at {self.env._now:.0f} ns: " + " -> ".join(cycle) + " -> " + cycle[0], cycle, self.env._now
+                    f"at {self.env.now():.0f} ns: " + " -> ".join(cycle) + " -> " + cycle[0], cycle, self.env.now()
                 )
 
 def find_deadlock(sim: "Simulation") -> list[str] | None:

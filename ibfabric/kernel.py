@@ -21,10 +21,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import heapq
-import itertools
-import math
-import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -423,8 +419,9 @@ def without_gc(build: Callable) -> Callable:
 
     What it costs: the build's own cyclic garbage (about 9,000 objects for
     the default scenario) and a dropped simulation stay in memory until the
-    next build (salabim's default Environment kept the last simulation alive
-    until then anyway); a build while a big simulation is still referenced
+    next build (a Simulation makes its salabim Environment, which salabim keeps
+    as its default, before this collection, so that the dropped one is not
+    kept alive by salabim); a build while a big simulation is still referenced
     walks it once in that full collection; and objects the caller froze after
     a build are unfrozen with it by the next.
     """
@@ -439,7 +436,6 @@ def without_gc(build: Callable) -> Callable:
             # dropped that simulation (the freeze below would otherwise keep its cycles for good)
             gc.unfreeze()
             _frozen_by_build = False
-            _forget_default_environment()
             gc.collect()
         gc.disable()
         done = False
@@ -460,14 +456,6 @@ def without_gc(build: Callable) -> Callable:
 
 #: whether the permanent generation holds what the last build made (:func:`without_gc`)
 _frozen_by_build = False
-
-
-def _forget_default_environment() -> None:
-    """salabim keeps the last Environment made as its default, and with it the last simulation;
-    the build about to run makes a new one (and every ibfabric component names its own)."""
-    g = getattr(sys.modules.get("salabim.salabim"), "g", None)
-    if g is not None and hasattr(g, "default_env"):
-        g.default_env = None
 
 
 #: Allocations between two collections of the youngest generation during a run (Python's default: 700).
@@ -500,31 +488,3 @@ def module_rng(seed: int, path: str) -> np.random.Generator:
     """An independent generator for (seed, path): SeedSequence keyed by a hash of the path."""
     key = zlib.crc32(path.encode("utf-8"))
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(key,))))
-
-
-class EventQueue:
-    """Scheduled calls for the kernel's general (non-data-path) events.
-
-    One salabim component runs them in time order; it is re-armed only when
-    a call earlier than its next wake-up is added, which the general path
-    does rarely.
-    """
-
-    def __init__(self) -> None:
-        self.heap: list[EventHandle] = []
-        self._seq = itertools.count()
-
-    def push(self, time: float, fn: Callable, args: tuple) -> EventHandle:
-        h = EventHandle(time, next(self._seq), fn, args)
-        heapq.heappush(self.heap, h)
-        return h
-
-    def next_time(self) -> float:
-        heap = self.heap
-        while heap and heap[0].cancelled:
-            heapq.heappop(heap)
-        return heap[0].time if heap else math.inf
-
-    def pop_due(self, now: float) -> EventHandle | None:
-        """The next call due by *now* (cancelled ones are skipped), or None."""
-        return heapq.heappop(self.heap) if self.next_time() <= now else None

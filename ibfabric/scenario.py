@@ -519,7 +519,7 @@ class ScenarioMixin:
         def check():
             if condition(self):
                 state["met"] = True
-                self.env._main.activate()  # salabim: the current run() returns at this time
+                self.portloop.stop()  # the current run returns at this time
             else:
                 state["handle"] = self.call_at(self.now + step, check)
 

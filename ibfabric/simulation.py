@@ -32,7 +32,7 @@ import salabim
 from ibfabric._salabim import tune_salabim
 from ibfabric.checks import IbfabricWarning, check_built
 from ibfabric.errors import ConfigError, DeadlockError, TopologyError
-from ibfabric.kernel import Channel, CompoundModule, EventQueue, Module, module_rng, run_gc_threshold, without_gc
+from ibfabric.kernel import Channel, CompoundModule, Module, module_rng, run_gc_threshold, without_gc
 from ibfabric.measure import BacklogMonitor
 from ibfabric.plugins.manager import PluginSet
 from ibfabric.plugins.traffic import checked
@@ -57,42 +57,6 @@ def parse_time(value: float | int | str, what: str = "time") -> float:
         return parse_duration(value)
     except UnitError as exc:
         raise ConfigError(f"bad {what} {value!r}: {exc}") from None
-
-
-class _Dispatcher(salabim.Component):
-    """Runs the kernel's general scheduled calls (messages, scripted events)."""
-
-    def __init__(self, sim: "Simulation"):
-        self.sim = sim
-        self.queue = sim.events_queue
-        self.wake = INF
-        self.running = True
-        self.events = 0
-        super().__init__(env=sim.env, name="ibfabric.dispatcher")
-
-    def process(self):
-        env = self.env
-        q = self.queue
-        while True:
-            self.running = True
-            now = env._now
-            h = q.pop_due(now)
-            while h is not None:
-                self.events += 1
-                h.fn(*h.args)
-                h = q.pop_due(now)
-            t = q.next_time()
-            self.running = False
-            self.wake = t
-            if t == INF:
-                yield self.passivate()
-            else:
-                yield self.hold(till=t)
-
-    def notify(self, t: float) -> None:
-        if not self.running and t < self.wake:
-            self.wake = t
-            self.activate(at=max(t, self.env._now))
 
 
 class Simulation(EndpointsMixin, ScenarioMixin):
@@ -147,8 +111,16 @@ class Simulation(EndpointsMixin, ScenarioMixin):
     reported through :meth:`warn` (see :mod:`ibfabric.checks`).
     """
 
+    def __init__(self, topology, **kwargs):
+        # salabim's default Environment is the last one made: this one, from here on, not that of a
+        # simulation the caller has dropped, which the build's collection can then free (without_gc)
+        self.env = salabim.Environment(
+            trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False
+        )
+        self._init(topology, **kwargs)
+
     @without_gc
-    def __init__(
+    def _init(
         self,
         topology,
         *,
@@ -176,17 +148,15 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self.library = self.plugins.type_library()
         self.warnings: list[str] = []  # see warn()
         self.network = self._elaborate(topology, overrides, optional_overrides, defaults, network, limits, names)
-        self.env = salabim.Environment(
-            trace=False, random_seed="", set_numpy_random_seed=False, yieldless=False
-        )
         from ibfabric.components.eventloop import PortLoop
 
-        #: the port transmitters' event list, run with salabim's (components/eventloop.py)
-        self.portloop = PortLoop(self.env)
-        self.signals = SignalBus(lambda: self.env._now)
-        self.events_queue = EventQueue()
+        #: the port wake-ups and scheduled calls, run with salabim's events, and the simulation's clock
+        #: (components/eventloop.py)
+        self.portloop = PortLoop(self.env, self.check)
+        loop = self.portloop
+        self.signals = SignalBus(lambda: loop.now)
         self.stats = PacketStats(self.warmup, log_limit)
-        self.stats.clock = lambda: self.env._now
+        self.stats.clock = lambda: loop.now
         self.backlog = BacklogMonitor(self)
         self.recorders: list[Recorder] = []
         self.traffic_stop = INF
@@ -303,7 +273,6 @@ class Simulation(EndpointsMixin, ScenarioMixin):
                         raise _located(exc, m.spec.location) from None
             if stage == 1:
                 self._check_buffers()
-        self.dispatcher = _Dispatcher(self)
         self.watchdog = None
         switches = [n for n in self.ib_nodes if n.is_switch]
         if self.deadlock_interval > 0 and switches:
@@ -372,17 +341,14 @@ class Simulation(EndpointsMixin, ScenarioMixin):
     @property
     def now(self) -> float:
         """Simulation time in ns."""
-        return self.env._now
+        return self.portloop.now
 
     def call_at(self, t: float | str, fn: Callable, *args):
         """Call ``fn(*args)`` at simulation time *t* (ns or '10us'); returns a cancellable handle."""
         t = parse_time(t)
         if t < self.now:
             raise ConfigError(f"cannot schedule at {t} ns: the simulation is at {self.now} ns")
-        h = self.events_queue.push(t, fn, args)
-        if hasattr(self, "dispatcher"):
-            self.dispatcher.notify(t)
-        return h
+        return self.portloop.call_at(t, fn, args)
 
     def module(self, path: str) -> Module:
         """The module at *path* (full path, or relative to the network)."""
@@ -548,8 +514,8 @@ class Simulation(EndpointsMixin, ScenarioMixin):
 
     @property
     def events(self) -> int:
-        """The number of events executed so far: port transmitter steps, dispatcher and watchdog events."""
-        n = self.portloop.events + self.dispatcher.events
+        """The number of events executed so far: port transmitter steps, scheduled calls and watchdog events."""
+        n = self.portloop.events + self.portloop.calls_run
         return n + (self.watchdog.events if self.watchdog else 0)
 
     def summary(self) -> dict[str, Any]:
@@ -588,7 +554,7 @@ class _Ticker(salabim.Component):
         step = self.span / 200
         while True:
             yield self.hold(step)
-            done = min(self.env._now - self.start, self.span)
+            done = min(self.env.now() - self.start, self.span)
             if self.callback is not None:
                 self.callback(done, self.span)
             else:
