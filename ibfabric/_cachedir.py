@@ -2,7 +2,7 @@
 
 Kept in a module of its own, with nothing but :mod:`os` and :mod:`marshal`
 to import, because its first users run while ``import ibfabric`` is still
-going on (:mod:`ibfabric._attrs`, :mod:`ibfabric._salabim_import`).
+going on (:mod:`ibfabric._salabim_import`).
 """
 
 from __future__ import annotations
