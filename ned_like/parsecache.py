@@ -1,4 +1,4 @@
-"""Parsed NED files kept between processes (the start-up of a run: docs/model.md).
+"""Parsed NED files kept between processes (docs/performance.md, "Caches").
 
 Parsing the built-in module library and a topology takes about 45 ms of a
 small run's 0.3 s start-up; loading the parsed file back takes a tenth of
