@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.errors import ConfigError, TopologyError
 
 from . import validate
@@ -470,7 +469,7 @@ class FabricGraph:
             mask = np.zeros(s, dtype=bool)
             mask[frontier] = True
             nb = dst[mask[src]]
-            nb = unique(nb[dist[nb] < 0])
+            nb = np.unique(nb[dist[nb] < 0])
             dist[nb] = level
             frontier = nb
         return int(np.argmax(dist))

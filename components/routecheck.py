@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable
 import attrs
 import numpy as np
 
-from ibfabric._arrays import unique
-
 from .fabric import FabricGraph
 from .opensm import short_names
 from .tables import NO_PORT, ForwardingTables
@@ -166,7 +164,7 @@ def route_walk(
             cv = c * num_vls + vlv
             has_prev = prev[act] >= 0
             if has_prev.any():
-                deps.append(unique(prev[act][has_prev] * CV + cv[has_prev]))
+                deps.append(np.unique(prev[act][has_prev] * CV + cv[has_prev]))
             prev[act] = cv
             np.add.at(load, c, 1)
             hops[act] += 1
@@ -190,7 +188,7 @@ def route_walk(
         "hops": cat(out_hops),
         "status": cat(out_status),
         "load": load,
-        "deps": unique(cat(deps)),
+        "deps": np.unique(cat(deps)),
         "channels": chan_np,
         "num_vls": num_vls,
     }
@@ -229,7 +227,7 @@ def cdg_cycle(deps: np.ndarray | Iterable[np.ndarray], num_channels: int) -> lis
     """
     if not isinstance(deps, np.ndarray):
         parts = [np.asarray(d, dtype=np.int64) for d in deps]
-        deps = unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        deps = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
     if not len(deps):
         return []
     a, b = np.divmod(deps, num_channels)
@@ -298,7 +296,7 @@ def check_routes(
         mean_link_load=float(used.mean()) if len(used) else 0.0,
         explicit_entries=tables.explicit_entries(),
         default_ports=int((tables.default_port >= 0).sum()),
-        cdg_channels=len(unique(np.concatenate(np.divmod(w["deps"], len(chans) * num_vls)))),
+        cdg_channels=len(np.unique(np.concatenate(np.divmod(w["deps"], len(chans) * num_vls)))),
         cdg_edges=len(w["deps"]),
         cycle=tuple(describe_channel(g, chans, c, num_vls) for c in cycle),
     )

@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from ibfabric._arrays import unique
-
 from .fabric import FabricGraph
 
 __all__ = ["NO_PORT", "ForwardingTables"]
@@ -137,7 +135,7 @@ class ForwardingTables:
         if self.path_sl is None:
             return None, 1
         table = np.array(self.sl2vl, dtype=np.int64)
-        used = unique(self.path_sl)
+        used = np.unique(self.path_sl)
 
         def vl(src, dst, hop, node, port):
             return table[self.sls(src, self.dlids(src, dst))]

@@ -13,13 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibfabric import _attrs, _salabim_import
-
-_attrs.install()  # before the first of ibfabric's attrs classes is defined
-_salabim_import.install()  # before salabim is imported
-
-from ibfabric.errors import ConfigError, DeadlockError, IbfabricError, PluginError, TopologyError  # noqa: E402
-from ibfabric.plugins.manager import hookimpl  # noqa: E402
+from ibfabric.errors import ConfigError, DeadlockError, IbfabricError, PluginError, TopologyError
+from ibfabric.plugins.manager import hookimpl
 
 __version__ = "0.1.0"
 

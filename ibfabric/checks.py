@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,7 +119,7 @@ def _check_routes(sim: Simulation) -> None:
         return
     sources = None
     if ne * (ne - 1) > ROUTE_CHECK_PAIRS:
-        sources = unique(np.linspace(0, ne - 1, max(16, ROUTE_CHECK_PAIRS // ne)).astype(np.int64))
+        sources = np.unique(np.linspace(0, ne - 1, max(16, ROUTE_CHECK_PAIRS // ne)).astype(np.int64))
     vl, num_vls = tables.vl_function()  # virtual layers (dfsssp, lash): one dependency graph per VL
     walk = route_walk(tables, sources, vl=vl, num_vls=num_vls)
     cycle = cdg_cycle(walk["deps"], len(walk["channels"]) * num_vls)

@@ -37,7 +37,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.errors import ConfigError
 from ibfabric.mpeg import _positive
 
@@ -247,7 +246,7 @@ class DeadlineStats:
         self.fps = float(fps)
         self.per_second = float(per_second)
         self.cls = cls
-        self.flows = None if flows is None else unique(np.asarray(list(flows), dtype=np.int64))
+        self.flows = None if flows is None else np.unique(np.asarray(list(flows), dtype=np.int64))
         self.t0 = float(t0)
         self.t_end = t_end
         self.first_deadline = dict(first_deadline or {})

@@ -36,8 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ibfabric._arrays import percentile, unique
-
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.simulation import Simulation
 
@@ -281,7 +279,7 @@ class LatencyStats:
         :data:`ALPHA` and clamped to ``[min, max]``.
         """
         if self.values is not None:
-            return percentile(self.values, 100 * q)  # (numpy.percentile's value, without numpy.ma)
+            return float(np.percentile(self.values, 100 * q))
         keys = sorted(self.bins)
         rank = q * (self.count - 1)
         seen = 0
@@ -346,7 +344,7 @@ class WindowStats:
         w.dst_latency = np.bincount(dst[ok], weights=lat[ok], minlength=hosts)
         for kind in ("sl", "cls"):
             key = log[kind][sel]
-            for k in unique(key).tolist():
+            for k in np.unique(key).tolist():
                 m = key == k
                 w.groups[kind, int(k)] = [int(m.sum()), float(size[m].sum()), LatencyStats(lat[m])]
         return w

@@ -39,8 +39,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ibfabric._arrays import unique
-
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.components.cbr import QosNetwork
     from ibfabric.components.qos import Connection
@@ -131,7 +129,7 @@ class ConnectionStats:
             keep &= created <= self.t_end
         if not keep.any():
             return self
-        present = unique(pos[keep])
+        present = np.unique(pos[keep])
         rows = self._rows(ids[present])
         idx = rows[np.searchsorted(present, pos[keep])]
         iat_present = np.array([iat[i] for i in ids[present].tolist()])

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 import salabim
 
-from ibfabric._salabim import tune_salabim
 from ibfabric.checks import IbfabricWarning, check_built
 from ibfabric.errors import ConfigError, DeadlockError, TopologyError
 from ibfabric.kernel import Channel, CompoundModule, Module, module_rng, run_gc_threshold, without_gc
@@ -45,9 +44,6 @@ from ibfabric.units import UnitError, parse_duration
 __all__ = ["Simulation", "load", "parse_time"]
 
 INF = math.inf
-
-
-tune_salabim()
 
 
 def parse_time(value: float | int | str, what: str = "time") -> float:

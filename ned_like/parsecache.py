@@ -1,4 +1,4 @@
-"""Parsed NED files kept between processes (the start-up of a run: docs/model.md).
+"""Parsed NED files kept between processes (docs/performance.md, "Caches").
 
 Parsing the built-in module library and a topology takes about 45 ms of a
 small run's 0.3 s start-up; loading the parsed file back takes a tenth of
@@ -8,7 +8,7 @@ An entry is a pickle of the :class:`~ibfabric.ned_like.ast.NedFile`, named by
 a hash of the source text, the file name (it is in every location and
 message) and everything that decides what a parse gives: the grammar, the
 sources of the parser's modules, lark's version (its ``__init__``, read
-without importing lark), attrs' class-making module (its place, time and
+without importing lark), attrs' package (its ``__init__``'s place, time and
 size: an install changes them) and Python's version.  Editing any of them
 makes new names, so a stale entry is never read.  A damaged or
 unreadable entry is ignored, so the cache can only cost time, never change
@@ -16,9 +16,10 @@ a parse.  Entries are written atomically; only sources up to
 :data:`MAX_TEXT` characters are kept, and at most :data:`MAX_ENTRIES` of
 them (the least recently written go first).
 
-The directory is the one the lark grammar cache uses (:func:`cache_dir`),
+The directory (:func:`cache_dir`), shared with the lark grammar cache, is
 private to the user: loading a pickle runs code, so a directory that
-another user owns or can write into is not used at all.
+another user owns or can write into is not used at all.  It is made when
+a text is first parsed: importing ibfabric writes nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ import hashlib
 import os
 import pickle
 import sys
-
-from ibfabric._cachedir import cache_dir, write_private
 
 __all__ = ["cache_dir", "load", "store", "MAX_TEXT", "MAX_ENTRIES"]
 
@@ -47,7 +46,7 @@ def _parser_fingerprint() -> str:
     if _fingerprint is None:
         import importlib.util
 
-        import attr._make as attr_make
+        import attr
 
         from ibfabric import units
         from ibfabric.ned_like import ast, doccomments, errors, expr, fastconn, fastexpr, limits, model, parser, patterns
@@ -62,12 +61,61 @@ def _parser_fingerprint() -> str:
                                   units)]:
             with open(path, "rb") as f:
                 h.update(f.read())
-        # attrs, which makes the parsed classes: its class-making module, by place, time and size
-        # (attrs.__version__ would import importlib.metadata, about 10 ms of a process)
-        st = os.stat(attr_make.__file__)
-        h.update(f"attrs {attr_make.__file__} {st.st_mtime_ns} {st.st_size} python {sys.version}".encode())
+        # attrs, which makes the parsed classes: its package's __init__, by place, time and size (an
+        # install rewrites it; attrs.__version__ would import importlib.metadata)
+        st = os.stat(attr.__file__)
+        h.update(f"attrs {attr.__file__} {st.st_mtime_ns} {st.st_size} python {sys.version}".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
+
+
+def cache_dir() -> str | None:
+    """ibfabric's private cache directory, made if needed: ``$IBFABRIC_CACHE_DIR`` or
+    ``$XDG_CACHE_HOME/ibfabric`` (``~/.cache/ibfabric``); None if it is turned off
+    (``IBFABRIC_CACHE_DIR=``, empty) or cannot be used: it must belong to the user and be
+    writable by nobody else (an existing shared directory, such as ``/tmp``, is never used:
+    loading what it holds runs code)."""
+    base = os.environ.get("IBFABRIC_CACHE_DIR")
+    if base is None:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                            "ibfabric")
+    if not base:
+        return None
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    if not os.access(base, os.W_OK | os.X_OK):
+        return None
+    try:
+        st = os.stat(base)
+    except OSError:
+        return None
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        return None
+    return base
+
+
+def _write_private(path: str, data: bytes) -> None:
+    """Write *data* to the cache file *path* atomically: a private temporary file beside it, renamed
+    (never half-written); errors are ignored (a cache file is only an optimisation)."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if not isinstance(e, Exception):
+            raise
 
 
 def _path(text: str, filename: str) -> str | None:
@@ -101,7 +149,7 @@ def store(text: str, filename: str, nedfile) -> None:
         path = _path(text, filename)
         if path is None:
             return
-        write_private(path, pickle.dumps((text, nedfile), protocol=pickle.HIGHEST_PROTOCOL))
+        _write_private(path, pickle.dumps((text, nedfile), protocol=pickle.HIGHEST_PROTOCOL))
         _prune(os.path.dirname(path))
     except Exception:
         pass

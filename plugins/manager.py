@@ -5,11 +5,11 @@ One :class:`PluginSet` per simulation (or CLI command), never a global one::
     plugins = PluginSet.load(plugins=[my_module], block=["traffic"])
     engine = plugins.routing_engines["minhop"]
 
-Loading reads the ``ibfabric`` entry-point group (built-ins included; the
-list is kept between processes, :mod:`ibfabric.plugins._entrypoints`), then
-registers the extra plugin objects, checks that every hook implementation
-matches a specification, and calls every contribution hook once, recording
-which plugin registered each name.
+Loading reads the ``ibfabric`` entry-point group (built-ins included) with
+pluggy's ``load_setuptools_entrypoints``, then registers the extra plugin
+objects, checks that every hook implementation matches a specification, and
+calls every contribution hook once, recording which plugin registered each
+name.
 
 An exception raised by a third-party plugin's code, while a simulation is
 built or runs, becomes a one-line :class:`PluginError` naming the plugin and
@@ -70,7 +70,6 @@ class PluginSet:
 
     def __init__(self, pm: pluggy.PluginManager):
         self.pm = pm
-        self._dists: dict[str, str] = {}  # entry-point plugin name -> 'dist==version'
         for attr, (_, role) in ROLES.items():
             setattr(self, attr, Registry(role))
 
@@ -107,19 +106,13 @@ class PluginSet:
         pm.add_hookspecs(hookspecs)
         for name in block:
             pm.set_blocked(name)
-        dists: dict[str, str] = {}
         if entry_points:
-            from ._entrypoints import entry_points as found, load  # (entry_points: the flag here)
-
             try:
-                # what pm.load_setuptools_entrypoints("ibfabric") does, from the kept list
-                for name, value, dist, version in found("ibfabric"):
-                    if pm.has_plugin(name) or pm.is_blocked(name):
-                        continue
-                    pm.register(load(value), name=name)
-                    dists[name] = f"{dist}=={version}"
+                pm.load_setuptools_entrypoints("ibfabric")
             except Exception as exc:  # an import error inside a third-party plugin
-                raise PluginError(f"cannot load an ibfabric plugin: {type(exc).__name__}: {exc}") from exc
+                raise PluginError(
+                    f"cannot load ibfabric plugin {_not_loaded(pm, 'ibfabric')}: {type(exc).__name__}: {one_line(exc)}"
+                ) from exc
         for i, plugin in enumerate(plugins):
             name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{i}"
             if pm.is_blocked(name) or pm.is_registered(plugin):
@@ -133,7 +126,6 @@ class PluginSet:
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"plugin '{exc.plugin}' is invalid: {exc}") from exc
         self = cls(pm)
-        self._dists = dists
         self._collect()
         return self
 
@@ -251,4 +243,19 @@ class PluginSet:
 
     def distribution(self, plugin_name: str) -> str | None:
         """'dist==version' of the package that provides a plugin, if it came from an entry point."""
-        return self._dists.get(plugin_name)
+        for plugin, dist in self.pm.list_plugin_distinfo():
+            if self.pm.get_name(plugin) == plugin_name:
+                return f"{dist.project_name}=={dist.version}"
+        return None
+
+
+def _not_loaded(pm: pluggy.PluginManager, group: str) -> str:
+    """The entry point of *group* that pluggy's loading stopped at (the first one, in the order it
+    reads them, neither registered nor blocked), as ``'name' (distribution version)``."""
+    import importlib.metadata
+
+    for dist in importlib.metadata.distributions():
+        for ep in dist.entry_points:
+            if ep.group == group and not pm.has_plugin(ep.name) and not pm.is_blocked(ep.name):
+                return f"'{ep.name}' ({dist.metadata['Name']} {dist.version})"
+    return "(unknown)"

@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.errors import ConfigError
 
 __all__ = ["add_parser", "run", "parse_sets", "tables_json"]
@@ -175,7 +174,7 @@ def run(args) -> int:
     report = check_routes(tables, vl=vl, num_vls=num_vls)
     print(report.summary(tables.fabric))
     if tables.path_sl is not None:
-        print(f"virtual layers:       {len(unique(tables.path_sl))} SLs on {num_vls} VLs (path SLs, SL-to-VL "
+        print(f"virtual layers:       {len(np.unique(tables.path_sl))} SLs on {num_vls} VLs (path SLs, SL-to-VL "
               f"{','.join(map(str, tables.sl2vl[:num_vls]))}); dependencies checked per VL")
     ok = report.ok
     if tables.info.get("escape_engine"):

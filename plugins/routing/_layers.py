@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ibfabric._arrays import unique
-
 from ._common import SwitchView
 
 __all__ = ["Routes", "break_cycles", "balance", "flag"]
@@ -201,7 +199,7 @@ def break_cycles(routes: Routes, weight: np.ndarray, layers: int, work: dict | N
             dw = w_flat[routes.dep_route[d]]
             np.subtract.at(counts, de, dw)
             np.add.at(nxt, de, dw)
-            for i in unique(de).tolist():
+            for i in np.unique(de).tolist():
                 if counts[i] <= 0 and core[i]:
                     a, b = routes.edges[i].tolist()
                     succ[a].discard(b)

@@ -16,7 +16,6 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import NO_PORT, ForwardingTables
 
@@ -139,7 +138,7 @@ def engine_figures(fabric: FabricGraph, name: str, engine: Callable[..., Forward
         means.append(m)
     vl, num_vls = tables.vl_function()
     report = check_routes(tables, vl=vl, num_vls=num_vls)
-    sls = len(unique(tables.path_sl)) if tables.path_sl is not None else 1
+    sls = len(np.unique(tables.path_sl)) if tables.path_sl is not None else 1
     return EngineFigures(
         engine=name,
         seconds=seconds,

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.errors import ConfigError
@@ -197,7 +196,7 @@ def center_switch(fabric: FabricGraph, endpoints: Sequence[int]) -> int:
         level = 0
         while len(frontier):
             level += 1
-            nb = unique(nbr[frontier].ravel())
+            nb = np.unique(nbr[frontier].ravel())
             nb = nb[(nb >= 0)]
             nb = nb[dist[nb] < 0]
             dist[nb] = level

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
@@ -82,7 +81,7 @@ def switch_graph(view: SwitchView) -> nx.Graph:
     G = nx.Graph()
     G.add_nodes_from(range(view.S))
     for s in range(view.S):
-        for n in unique(view.nbr[s][view.nbr[s] >= 0]).tolist():
+        for n in np.unique(view.nbr[s][view.nbr[s] >= 0]).tolist():
             if n != s:
                 G.add_edge(s, n)
     return G

@@ -6,7 +6,6 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric._arrays import unique
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
@@ -101,7 +100,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     S = view.S
     dist_sw = np.full((S, S), -1, dtype=np.int64)
     masks: dict[int, np.ndarray] = {}
-    for a in unique(view.att_row[view.lids()]):
+    for a in np.unique(view.att_row[view.lids()]):
         allowed, dist, _ = ud.updn_allowed(int(a))
         masks[int(a)] = allowed
         dist_sw[:, a] = dist

@@ -1,13 +1,17 @@
-"""The component kernel: lifecycle, gates and channels, messages, signals, random streams."""
+"""The component kernel: lifecycle, gates and channels, messages, signals, random streams, the collector's
+settings for builds and runs."""
 
 from __future__ import annotations
+
+import gc
+import weakref
 
 import numpy as np
 import pytest
 
 from ibfabric import Module, hookimpl
 from ibfabric.errors import ConfigError
-from ibfabric.kernel import Message, module_rng
+from ibfabric.kernel import RUN_GC_THRESHOLD, Message, module_rng, run_gc_threshold
 from ibfabric.simulation import Simulation
 
 NED = """
@@ -191,3 +195,35 @@ class TestRandomStreams:
     def test_seed_must_be_a_non_negative_integer(self):
         with pytest.raises(ConfigError, match="seed"):
             make(PIPE, seed=-1)
+
+
+class TestCollector:
+    def test_the_young_generation_is_larger_during_a_run_only(self):
+        before = gc.get_threshold()
+        with run_gc_threshold():
+            assert gc.get_threshold() == (RUN_GC_THRESHOLD, *before[1:])
+        assert gc.get_threshold() == before
+        gc.disable()
+        try:
+            with run_gc_threshold():
+                assert gc.get_threshold() == before  # the caller's choice: left alone
+        finally:
+            gc.enable()
+
+    def test_a_run_leaves_the_threshold_as_it_was(self):
+        before = gc.get_threshold()
+        sim = Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+        sim.run("2us")
+        assert gc.get_threshold() == before
+
+    def test_a_build_freezes_what_it_made_and_the_next_frees_a_dropped_simulation(self):
+        first = Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+        assert gc.get_freeze_count() > 0
+        first.run("2us")
+        gone = weakref.ref(first)
+        del first
+        kept = Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.1"}, seed=1)
+        assert gone() is None  # dropped: collected before the second build froze anything
+        alive = weakref.ref(kept)
+        Simulation("irregular16", seed=1)
+        assert alive() is kept and kept.run("2us")["conservation_ok"]

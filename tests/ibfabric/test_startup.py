@@ -66,16 +66,14 @@ class TestLazyImports:
     def test_a_run_served_by_the_caches_imports_only_what_it_uses(self, tmp_path):
         # the first process parses (lark) and fills the caches; the second finds every file there and
         # reads its one-token values without lark, so it never imports lark (nor the regex module it
-        # brings); nor importlib.metadata (the entry points are kept), urllib.request (salabim's is a
-        # stand-in), numpy.ma (ibfabric._arrays) or the ibnetdiscover reader (a NED file)
+        # brings); nor the ibnetdiscover reader (a NED file)
         code = textwrap.dedent(
             """
             import json, sys
             import ibfabric
             sim = ibfabric.Simulation("irregular16", overrides={"**.traffic": "uniform", "**.load": "0.2"}, seed=1)
             s = sim.run("30us")
-            names = ("lark", "regex", "importlib.metadata", "urllib.request", "numpy.ma",
-                     "ibfabric.topologies.ibnetdiscover")
+            names = ("lark", "regex", "ibfabric.topologies.ibnetdiscover")
             print(json.dumps({"loaded": [m for m in names if m in sys.modules], "events": s["events"],
                               "p99": s["latency_ns"]["p99"]}))
             """
@@ -86,7 +84,7 @@ class TestLazyImports:
             proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
             assert proc.returncode == 0, proc.stderr
             runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        assert {"lark", "importlib.metadata"} <= set(runs[0]["loaded"])  # empty caches: parsed, entry points read
+        assert "lark" in runs[0]["loaded"]  # empty caches: parsed
         assert runs[1] == {"loaded": [], "events": runs[0]["events"], "p99": runs[0]["p99"]} and runs[1]["p99"] > 0
 
 

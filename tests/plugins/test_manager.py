@@ -172,6 +172,17 @@ class TestThirdPartyPackage:
         assert "demo-bfs" in PluginSet.load().routing_engines
         assert "demo-bfs" not in PluginSet.load(block=["demo"]).routing_engines
 
+    def test_one_that_cannot_be_imported_is_named(self, tmp_path, monkeypatch):
+        info = tmp_path / "broken_routing-0.3.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-routing\nVersion: 0.3\n")
+        (info / "entry_points.txt").write_text("[ibfabric]\nbroken = ibfabric_no_such_module\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        with pytest.raises(PluginError, match=r"^cannot load ibfabric plugin 'broken' \(broken-routing 0\.3\): "
+                                              r"ModuleNotFoundError: No module named 'ibfabric_no_such_module'$"):
+            PluginSet.load()
+        assert "minhop" in PluginSet.load(block=["broken"]).routing_engines
+
     def test_an_installed_plugin_passed_again_is_loaded_once(self, demo_site, monkeypatch):
         monkeypatch.syspath_prepend(str(demo_site))
         import ibfabric_demo
