@@ -120,6 +120,60 @@ def _execute_in_child(spec) -> Outcome:
     return execute(spec)
 
 
+def _die_with(sweep_pid: int) -> None:
+    """Initialiser of a run process: end it when the sweep that started it is gone, however it died.
+
+    A run process is forked from the fork server, not from the sweep, and holds pipes that keep the
+    fork server (and through it the resource tracker) alive: if the sweep is killed with SIGKILL,
+    a process blocked on one of them would wait forever.  On Linux the process gets SIGKILL when its
+    parent, the fork server, dies (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread looks
+    four times a second whether the sweep still runs and ends the process when it does not.  With
+    every run process gone, the fork server reads the end of its last pipe and exits, and then the
+    resource tracker does too.
+    """
+    import threading
+
+    _parent_death_signal()
+    server = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == server and _alive(sweep_pid):
+            time.sleep(0.25)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ibfabric-sweep-lifeline", daemon=True).start()
+
+
+def _parent_death_signal() -> None:
+    """Ask Linux to send this process SIGKILL when its parent dies (nothing elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether process *pid* exists and is not a zombie (dead, waiting for its parent to reap it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): the signal check above is all there is
+    return state not in (b"Z", b"X")
+
+
 @attrs.define
 class SweepReport:
     """Counts of one :meth:`Sweep.run`: runs done now (by status), skipped (already there), and the wall time."""
@@ -280,7 +334,8 @@ def _run_local(todo: list, jobs: int, finished: Callable[[Outcome], None]) -> No
     ctx.set_forkserver_preload(PRELOAD)
     queue = list(reversed(todo))
     while queue:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, max_tasks_per_child=1)
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, max_tasks_per_child=1,
+                                   initializer=_die_with, initargs=(os.getpid(),))
         running: dict = {}
         broken = False
         try:

@@ -58,6 +58,20 @@ def experiment(tmp_path: Path, *, time: str = "60us", loads: str = "[0.05, 0.1]"
     return Experiment.from_file(path)
 
 
+def group(pgid: int) -> list[int]:
+    """The live processes of process group *pgid* (from /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_bytes().rpartition(b")")[2].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                out.append(int(d.name))
+    return out
+
+
 def run_dirs(out: Path) -> list[Path]:
     return sorted(p for p in (out / "runs").iterdir())
 
@@ -122,6 +136,30 @@ class TestSweep:
         assert f"{12 - len(before)} run now" in done.stderr and f"{len(before)} already done" in done.stderr
         after = [p.name for p in (out / "runs").iterdir()]
         assert sorted(after) == sorted(s.run_id for s in Experiment.from_file(tmp_path / "tree.toml").runs())
+
+    def test_sigkill_of_the_sweep_alone_leaves_no_process_behind(self, tmp_path):
+        # kill -9 of the sweep only (not its process group): its run processes, the fork server and
+        # the resource tracker must go too, not wait forever on a pipe (issue 35)
+        if not os.path.isdir("/proc/self"):
+            pytest.skip("needs /proc to find the sweep's processes")
+        experiment(tmp_path, time="5ms", loads="[0.05, 0.1, 0.15]")
+        cmd = [sys.executable, "-m", "ibfabric", "sweep", str(tmp_path / "tree.toml"), "--out",
+               str(tmp_path / "out"), "--jobs", "2", "--no-progress"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while len(group(proc.pid)) < 5 and time.monotonic() < deadline:  # sweep, tracker, server, 2 runs
+                time.sleep(0.05)
+            assert len(group(proc.pid)) >= 5, "the sweep did not start its runs"
+            proc.kill()
+            proc.wait()
+            deadline = time.monotonic() + 15
+            while group(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert group(proc.pid) == []
+        finally:
+            for pid in group(proc.pid):
+                os.kill(pid, signal.SIGKILL)
 
     def test_dask_local_gives_the_same_table_as_local_processes(self, tmp_path):
         pytest.importorskip("dask.distributed")
