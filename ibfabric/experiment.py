@@ -401,7 +401,7 @@ class Experiment:
         self._time = exp["time"]
         self._warmup = exp.get("warmup", "0ns")
         for key in ("time", "warmup"):
-            self._check_template(("experiment", key), exp.get(key, "0ns"), (str, int, float), "a duration string or a number (ns)")
+            self._check_template(("experiment", key), exp.get(key, "0ns"), (str, int, float), "a duration like \"10us\"")
         self._parameters: list[tuple[str, Any]] = []
         for pattern, value, path in _flatten(parameters, ("parameters",)):
             if not pattern.strip():
@@ -600,20 +600,19 @@ class Experiment:
         return generator
 
     def _duration(self, env: dict, key: str, template: Any) -> str:
-        from ibfabric.simulation import parse_time
+        from ibfabric.units import UnitError, parse_duration
 
         path = ("experiment", key)
         value = _substitute(template, env)
         text = as_text(value)
         if (key, text) not in self._time_cache:
             try:
-                if isinstance(value, bool):
-                    raise ConfigError(f"bad {key} {value!r}: not a duration")
-                ns = parse_time(text, key)
-            except ConfigError as exc:
-                raise self._located(path, str(exc), template, env) from None
-            if not math.isfinite(ns) or ns < 0 or (key == "time" and ns == 0):
-                raise self._located(path, f"the {key} must be {'positive' if key == 'time' else 'at least 0'} and finite (got {text!r})", template, env)
+                ns = parse_duration(value, numbers=False)
+            except UnitError as exc:
+                shown = f"bad {key}" if str(exc).startswith((repr(value), f"'{text}'")) else f"bad {key} {value!r}"
+                raise self._located(path, f"{shown}: {exc}", template, env) from None
+            if key == "time" and ns == 0:
+                raise self._located(path, f"the time must be positive (got {text!r})", template, env)
             self._time_cache[key, text] = ns
         return text
 

@@ -242,9 +242,9 @@ def events_of_run(templates: list[dict], substitute, locator, context: str = "")
 
 def _duration(v: Any, where: str, key: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-        raise ConfigError(f"{where}: '{key}' must be a duration like \"50us\" or a number of ns (got {v!r})")
+        raise ConfigError(f"{where}: '{key}' must be a duration like \"50us\" (got {v!r})")
     try:
-        return parse_duration(v)
+        return parse_duration(v, numbers=False)
     except UnitError as exc:
         raise ConfigError(f"{where}: bad '{key}' {v!r}: {exc}") from None
 

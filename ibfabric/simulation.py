@@ -51,8 +51,9 @@ tune_salabim()
 
 
 def parse_time(value: float | int | str, what: str = "time") -> float:
-    """A duration in ns from a number (ns) or a quantity string ('100us'): finite, not negative,
-    at most :data:`ibfabric.units.MAX_DURATION_NS` (1000 s)."""
+    """A duration in ns from a number (ns) or a quantity string ('100us'; a string needs a unit,
+    :func:`ibfabric.units.parse_duration`): finite, not negative, at most
+    :data:`ibfabric.units.MAX_DURATION_NS` (1000 s)."""
     try:
         return parse_duration(value)
     except UnitError as exc:
@@ -141,7 +142,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         see ``docs/ibnetdiscover.md``, *Node names*).  Giving it for a NED
         topology is a :class:`~ibfabric.errors.ConfigError`.
 
-    Durations are quantities (``'200us'``) or numbers of ns.  What looks
+    Durations are quantity strings with a unit (``'200us'``) or Python numbers of ns.  What looks
     wrong but runs (routes with a channel-dependency cycle, a traffic pattern
     that leaves sources idle, an empty measurement window, saturation) is
     reported through :meth:`warn` (see :mod:`ibfabric.checks`).

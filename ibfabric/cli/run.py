@@ -135,11 +135,11 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
 
 
 def _duration(text: str, option: str) -> float:
-    """A duration option in ns; a bare number is an error asking for a unit."""
+    """A duration option in ns; a bare number is an error asking for a unit (:func:`ibfabric.units.parse_duration`)."""
     from ibfabric.units import UnitError, parse_duration
 
     try:
-        return parse_duration(text, bare_unit=None)
+        return parse_duration(text, numbers=False)
     except UnitError as exc:
         raise ConfigError(f"{option} {text}: {exc}") from None
 

@@ -202,13 +202,13 @@ class TestSubstitution:
         text = HEAD.replace('time = "10us"', 'time = "${t}us"\nwarmup = "${w}"') + (
             '[parameters]\n"**.load" = "${load}"\n"**.name" = "run${load}_${n}"\n"**.n" = "${n}"\n'
             '"**.flag" = "${flag}"\n"**.on" = true\n"**.k" = 3\n"**.x" = 2.5\n"**.r" = "${repetition}/${seed}"\n'
-            '[iterations]\nload = "0.1..0.3 step 0.1"\nn = 4\nt = 20\nw = 100\nflag = false\n')
+            '[iterations]\nload = "0.1..0.3 step 0.1"\nn = 4\nt = 20\nw = "100ns"\nflag = false\n')
         runs = load(text).runs()
         assert runs[2].overrides == (
             ("**.load", "0.3"), ("**.name", "run0.3_4"), ("**.n", "4"), ("**.flag", "false"), ("**.on", "true"),
             ("**.k", "3"), ("**.x", "2.5"), ("**.r", f"0/{derive_seed(1, 0)}"))
-        assert (runs[0].time, runs[0].warmup) == ("20us", "100")
-        assert runs[2].iterationvars == "$load=0.3, $n=4, $t=20, $w=100, $flag=False"
+        assert (runs[0].time, runs[0].warmup) == ("20us", "100ns")
+        assert runs[2].iterationvars == "$load=0.3, $n=4, $t=20, $w=100ns, $flag=False"
 
     def test_topology_from_a_variable(self):
         exp = load(HEAD.replace('"irregular16"', '"${topo}"') + '[iterations]\ntopo = ["irregular16", "bermudez2006_fig1"]\n')
@@ -314,7 +314,7 @@ class TestErrors:
         (HEAD + "repeat = 0\n", "5:10", "'repeat' must be at least 1 (got 0)"),
         (HEAD + "repeat = 1.5\n", "5:10", "'repeat' must be an integer (got a float)"),
         (HEAD + "seed = -1\n", "5:8", "'seed' must be at least 0"),
-        (HEAD.replace('"10us"', "true"), "4:8", "'time' must be a duration string or a number (ns) (got a boolean)"),
+        (HEAD.replace('"10us"', "true"), "4:8", "'time' must be a duration like \"10us\" (got a boolean)"),
         (HEAD.replace('"10us"', '"10 parsecs"'), "4:8", "bad time '10 parsecs'"),
         (HEAD.replace('"10us"', '"0us"'), "4:8", "the time must be positive"),
         (HEAD + 'warmup = "10us"\n', "5:10", "the warmup (10us) must end before the time (10us)"),
