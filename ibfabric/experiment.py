@@ -50,7 +50,6 @@ Examples
 from __future__ import annotations
 
 import decimal
-import difflib
 import functools
 import inspect
 import itertools
@@ -64,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 from ibfabric.runspec import GENERATOR_ERRORS, ExperimentError, RunSpec, as_text, generated_ned
 from ibfabric.scenario import event_templates, events_of_run
 from ibfabric.tomlpos import Locator, toml_error
@@ -576,13 +575,13 @@ class Experiment:
         kind = args.pop("generator")
         kind_path = ("experiment", "topology", "generator")
         if not isinstance(kind, str) or kind not in KINDS:
-            raise self._located(kind_path, f"unknown generator {kind!r} (valid: {', '.join(sorted(KINDS))})", self._topology["generator"], env)
+            raise self._located(kind_path, f"unknown generator {kind!r}{did_you_mean(kind, KINDS)} (valid: {', '.join(sorted(KINDS))})", self._topology["generator"], env)
         signature = inspect.signature(KINDS[kind])
         params = {n: p for n, p in signature.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         for key, v in args.items():
             path = ("experiment", "topology", key)
             if key not in params:
-                raise self._error(path, f"generator '{kind}' has no parameter '{key}' (valid: {', '.join(params)})")
+                raise self._error(path, f"generator '{kind}' has no parameter '{key}'{did_you_mean(key, params)} (valid: {', '.join(params)})")
             args[key], expected = _generator_arg(v, params[key].annotation)
             if expected is not None:
                 raise self._located(path, f"'{key}' of generator '{kind}' must be {expected} (got {v!r})", self._topology[key], env)
@@ -688,8 +687,7 @@ def _flatten(table: dict, prefix: tuple) -> list[tuple[str, Any, tuple]]:
 
 
 def _hint(name: str, valid: Collection[str]) -> str:
-    close = difflib.get_close_matches(name, list(valid), n=1)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return did_you_mean(name, valid)
 
 
 def _listing(names: list[str]) -> str:

@@ -37,7 +37,6 @@ failure, and packets routed into a dead port are discarded (``port-down``).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable
@@ -47,7 +46,7 @@ from typing import Any
 import attrs
 
 from ibfabric.components.portstate import PortState
-from ibfabric.errors import ConfigError, PluginError
+from ibfabric.errors import ConfigError, PluginError, did_you_mean
 from ibfabric.units import UnitError, parse_duration
 
 __all__ = ["ACTIONS", "Event", "ScenarioMixin", "event_templates", "events_of_run", "load_scenario", "parse_events",
@@ -165,16 +164,12 @@ def parse_events(entries: Any, filename: str, lines: list[str] | None = None) ->
                 raise ConfigError(f"{at(i)}: event {i + 1} has no '{key}'")
         action = e["action"]
         if action not in ACTIONS:
-            close = difflib.get_close_matches(str(action), list(ACTIONS), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(f"{at(i, 'action', True)}: unknown action {action!r}{hint}"
+            raise ConfigError(f"{at(i, 'action', True)}: unknown action {action!r}{did_you_mean(action, ACTIONS)}"
                               f" (valid: {', '.join(ACTIONS)})")
         valid = ("at", "action", "target") + ACTIONS[action]
         for key in e:
             if key not in valid:
-                close = difflib.get_close_matches(key, list(valid), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
-                raise ConfigError(f"{at(i, key)}: unknown key '{key}' for action '{action}'{hint}"
+                raise ConfigError(f"{at(i, key)}: unknown key '{key}' for action '{action}'{did_you_mean(key, valid)}"
                                   f" (valid: {', '.join(valid)})")
         t = _duration(e["at"], at(i, "at", True), "at")
         kw: dict[str, Any] = {}

@@ -232,8 +232,12 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         net = self._with_subnet_manager(net, ov)
         unused = [p for p in ov.unused() if p in patterns]
         if unused:
-            hint = ""
-            if not unused[0].startswith(("*", net.name)):
+            from ibfabric.errors import did_you_mean
+
+            head, _, last = unused[0].rpartition(".")
+            names = self.library.parameter_names()
+            hint = "" if last in names else did_you_mean(last, names, written=f"{head}.{{}}" if head else "{}")
+            if not hint and not unused[0].startswith(("*", net.name)):
                 hint = f" (patterns match full paths such as '{net.name}.sw.routingDelay'; try '**.{unused[0].split('.')[-1]}')"
             raise ConfigError(f"override '{unused[0]}' matches no parameter of network '{net.name}'{hint}")
         return net

@@ -259,7 +259,7 @@ class TestGeneratedTopology:
         assert dict(load(text).runs()[0].generator)["dimension"] == 2
 
     @pytest.mark.parametrize("old, new, col, message", [
-        ('"irregular"', '"irreg"', 26, "unknown generator 'irreg' (valid: fattree, hypercube, irregular, mesh, torus)"),
+        ('"irregular"', '"irreg"', 26, "unknown generator 'irreg'; did you mean 'irregular'? (valid: fattree, hypercube, irregular, mesh, torus)"),
         ("links_per_switch = 4", "linksper = 4", 58, "generator 'irregular' has no parameter 'linksper'"),
         ("links_per_switch = 4", 'links_per_switch = "4"', 77, "'links_per_switch' of generator 'irregular' must be an integer"),
         ("links_per_switch = 4", "links_per_switch = 1", 12, "generator 'irregular': 'links_per_switch' must be at least 2"),
