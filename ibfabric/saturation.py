@@ -159,7 +159,7 @@ def _round(x: float, tolerance: float) -> float:
 
 
 def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_failed: bool = False,
-                      progress: Callable | None = None) -> list[dict[str, Any]]:
+                      reuse_stale: bool = False, progress: Callable | None = None) -> list[dict[str, Any]]:
     """Search the saturation of every configuration of ``sweep.experiment``; one dict per (configuration, repetition).
 
     Probes of all configurations advance in rounds: each round runs the next
@@ -184,7 +184,7 @@ def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_fa
         if not round_:
             break
         sweep.run([spec for _, _, spec in round_], jobs=jobs, dask=dask, retry_failed=retry_failed,
-                  progress=progress)
+                  reuse_stale=reuse_stale, progress=progress)
         for s, load, spec in round_:
             rec = sweep.record(spec.run_id) or {}
             summary = sweep.summary(spec.run_id) if rec.get("status") in ("ok", "deadlock") else None

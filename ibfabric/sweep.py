@@ -47,6 +47,7 @@ import attrs
 
 from ibfabric.checks import IbfabricWarning
 from ibfabric.errors import ConfigError, DeadlockError, IbfabricError
+from ibfabric.versions import changed, versions
 
 __all__ = ["Sweep", "SweepReport", "execute", "Outcome"]
 
@@ -84,6 +85,7 @@ def execute(spec) -> Outcome:
         "repetition": spec.repetition,
         "seed": spec.seed,
         "config": spec.config(),
+        "versions": versions(),
     }
     files: dict[str, str] = {}
     with warnings.catch_warnings():  # they are in the run's summary.json ('warnings')
@@ -176,13 +178,16 @@ def _alive(pid: int) -> bool:
 
 @attrs.define
 class SweepReport:
-    """Counts of one :meth:`Sweep.run`: runs done now (by status), skipped (already there), and the wall time."""
+    """Counts of one :meth:`Sweep.run`: runs done now (by status), skipped (already there), runs found stale
+    (made with other versions: :func:`ibfabric.versions.changed`), and the wall time."""
 
     total: int = 0
     skipped: int = 0
     done: int = 0
     failed: int = 0
     deadlocked: int = 0
+    stale: int = 0  # finished runs made with other versions, run again
+    kept_stale: int = 0  # the same, kept (reuse_stale=True): among the skipped
     wall_s: float = 0.0
     errors: list = attrs.field(factory=list)  # (run_id, error)
 
@@ -218,18 +223,36 @@ class Sweep:
         except (OSError, ValueError):
             return None
 
-    def pending(self, specs: Iterable, retry_failed: bool = False) -> list:
-        """The runs among *specs* still to run, each once, in order."""
-        out, seen = [], set()
+    def status(self, run_id: str) -> tuple[str, str | None]:
+        """``(status, why stale)`` of a run: ``'to run'`` or its record's status, and, for a finished
+        run made with other versions of ibfabric or its plugins, what differs (else None)."""
+        rec = self.record(run_id)
+        if rec is None:
+            return "to run", None
+        return rec.get("status", "failed"), changed(rec.get("versions"))
+
+    def pending(self, specs: Iterable, retry_failed: bool = False, reuse_stale: bool = False) -> list:
+        """The runs among *specs* still to run, each once, in order: those without a record, failed ones
+        with *retry_failed*, and stale ones (made with other versions) unless *reuse_stale*."""
+        return self._pending(specs, retry_failed, reuse_stale)[0]
+
+    def _pending(self, specs: Iterable, retry_failed: bool, reuse_stale: bool) -> tuple[list, int, int]:
+        """``(runs to run, how many of them are stale, stale runs kept)``."""
+        out, seen, stale, kept = [], set(), 0, 0
         for spec in specs:
             rid = spec.run_id
             if rid in seen:
                 continue
             seen.add(rid)
-            rec = self.record(rid)
-            if rec is None or (retry_failed and rec.get("status") == "failed"):
+            status, why = self.status(rid)
+            if status == "to run" or (retry_failed and status == "failed"):
                 out.append(spec)
-        return out
+            elif why is not None and reuse_stale:
+                kept += 1
+            elif why is not None:
+                out.append(spec)
+                stale += 1
+        return out, stale, kept
 
     def store(self, outcome: Outcome) -> None:
         """Write a run's directory, complete or not at all (it replaces a failed record)."""
@@ -273,9 +296,13 @@ class Sweep:
         jobs: int = 1,
         dask: str | None = None,
         retry_failed: bool = False,
+        reuse_stale: bool = False,
         progress: Callable[[Outcome, SweepReport], None] | None = None,
     ) -> SweepReport:
         """Run what is missing of *specs* (default: every run of the experiment).
+
+        A finished run made with other versions of ibfabric or its plugins is stale: it runs again,
+        unless *reuse_stale* keeps it (counted in ``kept_stale``).
 
         ``jobs`` processes at a time (one process per run), or on a Dask
         cluster: ``dask='local'`` starts a ``LocalCluster`` of ``jobs``
@@ -288,8 +315,8 @@ class Sweep:
         self._prepare()
         lock = self._lock()
         try:
-            todo = self.pending(specs, retry_failed)
-            report = SweepReport(total=len({s.run_id for s in specs}))
+            todo, stale, kept = self._pending(specs, retry_failed, reuse_stale)
+            report = SweepReport(total=len({s.run_id for s in specs}), stale=stale, kept_stale=kept)
             report.skipped = report.total - len(todo)
             t0 = time.perf_counter()
 
@@ -320,7 +347,7 @@ def _crashed(spec, error: str) -> Outcome:
 
     record = {"run_id": spec.run_id, "experiment": spec.experiment, "status": "failed", "error": error,
               "vars": dict(spec.vars), "repetition": spec.repetition, "seed": spec.seed,
-              "config": spec.config(), "wall_s": None}
+              "config": spec.config(), "versions": versions(), "wall_s": None}
     return Outcome(spec.run_id, record, {"run.json": to_json(record) + "\n"})
 
 

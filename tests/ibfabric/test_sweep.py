@@ -171,6 +171,53 @@ class TestSweep:
         assert a == b and a.count("\n") > 8 * 50
 
 
+class TestVersions:
+    """Results carry the versions that made them; a sweep reruns a run other versions made (issue 35)."""
+
+    def test_every_result_file_records_them(self, tmp_path):
+        from ibfabric.versions import versions
+
+        exp = experiment(tmp_path, time="30us")
+        spec = exp.runs()[0]
+        Sweep(exp, tmp_path / "out").run([spec])
+        files = read_result_set(tmp_path / "out" / "runs" / spec.run_id)
+        mine = versions()
+        assert json.loads(files["run.json"])["versions"] == mine
+        assert json.loads(files["summary.json"])["versions"] == mine
+        sca = files["results.sca"].splitlines()
+        plugins = " ".join(f"{n}=={v}" for n, v in mine["plugins"].items())
+        assert f"attr ibfabric-version {mine['ibfabric']}" in sca
+        assert (f"attr plugins {plugins}" if plugins else 'attr plugins ""') in sca
+        assert "versions" not in json.dumps(spec.config())  # the run id hashes the configuration only
+
+    def test_a_run_made_with_other_versions_is_stale(self, tmp_path, capsys):
+        from ibfabric.cli import main
+        from ibfabric.results import write_result_set
+
+        exp = experiment(tmp_path, time="30us")
+        spec = exp.runs()[0]
+        sweep = Sweep(exp, tmp_path / "out")
+        sweep.run([spec])
+        run_dir = tmp_path / "out" / "runs" / spec.run_id
+        files = read_result_set(run_dir)
+        record = json.loads(files["run.json"])
+        record["versions"] = {"ibfabric": "0.0.1", "plugins": {"ibfabric-old": "1.0"}}
+        write_result_set(run_dir, {**files, "run.json": json.dumps(record)})
+        assert sweep.status(spec.run_id)[1].startswith("made with ibfabric 0.0.1 (now ")
+
+        assert main(["sweep", str(tmp_path / "tree.toml"), "--out", str(tmp_path / "out"), "--dry-run"]) == 0
+        line = capsys.readouterr().out.splitlines()[0]
+        assert line.endswith("ok, stale: made with ibfabric 0.0.1 (now 0.1.0), made with plugin ibfabric-old 1.0"
+                             " (now not installed); to run again"), line
+
+        kept = sweep.run([spec], reuse_stale=True)
+        assert (kept.done, kept.skipped, kept.kept_stale) == (0, 1, 1)
+        assert sweep.record(spec.run_id)["versions"]["ibfabric"] == "0.0.1"
+        again = sweep.run([spec])
+        assert (again.done, again.stale) == (1, 1)
+        assert sweep.status(spec.run_id) == ("ok", None)
+
+
 def fake(offered, accepted, saturated=False):
     return {"offered_load": offered, "accepted_load": accepted, "saturated": saturated, "deadlock": None}
 
