@@ -243,6 +243,7 @@ class Experiment:
         self._topology_cache: dict[str, str] = {}
         self._generator_cache: dict[tuple, tuple] = {}
         self._time_cache: dict[tuple, float] = {}
+        self._checker = None  # the RunCheck of check(), with what it already checked
         for key, value in data.items():
             if key == "events":
                 continue  # [[events]]: an array of tables (_read_events)
@@ -402,11 +403,13 @@ class Experiment:
         for key in ("time", "warmup"):
             self._check_template(("experiment", key), exp.get(key, "0ns"), (str, int, float), "a duration like \"10us\"")
         self._parameters: list[tuple[str, Any]] = []
+        self._paths: dict[str, tuple] = {}  # pattern -> where it is written (parameter_source)
         for pattern, value, path in _flatten(parameters, ("parameters",)):
             if not pattern.strip():
                 raise self._error(path, "an empty parameter pattern")
             self._check_template(path, value, (str, int, float, bool), "a string, number or boolean")
             self._parameters.append((pattern, value if isinstance(value, str) else _literal(value)))
+            self._paths.setdefault(pattern, path)
         if "config" in exp:  # a named configuration (ibfabric.configs), below the file's [parameters]
             self._parameters.extend(self._config(exp["config"]))
 
@@ -495,6 +498,33 @@ class Experiment:
     def runs(self) -> list[RunSpec]:
         """Every run: :meth:`points` times the repetitions, repetition innermost."""
         return list(self._runs)
+
+    def check(self, specs: Collection[RunSpec] | None = None) -> None:
+        """Check that every run of *specs* (default: all) builds, without simulating: patterns against
+        the elaborated network, plugin names, values, event targets (:mod:`ibfabric.runcheck`).
+
+        Raises
+        ------
+        ExperimentError
+            ``file:line:col: message`` at the key or value at fault, naming the run's variables.
+        """
+        from ibfabric.runcheck import RunCheck
+
+        if self._checker is None:
+            self._checker = RunCheck(self)
+        self._checker.check(self._runs if specs is None else specs)
+
+    def parameter_source(self, pattern: str) -> tuple[tuple, Any] | None:
+        """``(TOML path, template)`` of the parameter *pattern* as the file writes it, or None; a pattern
+        of ``[experiment] config`` is placed at that key."""
+        template = next((t for p, t in self._parameters if p == pattern), None)
+        if template is None:
+            return None
+        return self._paths.get(pattern, ("experiment", "config")), template
+
+    def locate(self, path: tuple, *, value: bool = False) -> str:
+        """``file:line:col`` of the key (or value) at TOML *path*."""
+        return self._loc.at(path, value=value)
 
     def __len__(self) -> int:
         return len(self._runs)

@@ -170,6 +170,9 @@ def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_fa
     if cfg is None:
         raise ConfigError(f"{exp.path or exp.name}: no [saturation] table (variable, low, high...) in the experiment")
     var = cfg["variable"]
+    # every configuration builds at both ends of the search, or nothing runs (ibfabric.runcheck)
+    exp.check([exp.run({**point, var: load}, rep) for point in exp.points(exclude=(var,))
+               for load in (cfg["high"], cfg["low"]) for rep in range(exp.repeat)])
     searches = [
         Search(point, rep, cfg["low"], cfg["high"], cfg["tolerance"], cfg["max_runs"], cfg["threshold"])
         for point in exp.points(exclude=(var,))

@@ -73,7 +73,8 @@ class Event:
     ``target`` is a node name, ``"node.port[k]"``, a host pattern
     (``set-traffic``), or a pair of node names / ports for a link.  ``where``
     is the ``file:line:col`` of the entry, put in front of errors found
-    when the event is applied.
+    when the event is applied (``target_where``, that of its target, in
+    front of those about the target).
     """
 
     at: float
@@ -84,6 +85,7 @@ class Event:
     pattern: str | None = None
     options: str | None = None
     where: str = attrs.field(default="", eq=False)
+    target_where: str = attrs.field(default="", eq=False)
 
     def config(self) -> dict:
         """The event as JSON-able data (what a run id hashes)."""
@@ -114,7 +116,9 @@ class Event:
         except ConfigError as exc:
             if not self.where:
                 raise
-            raise type(exc)(f"{self.where}: {exc}") from None
+            names = self.target if isinstance(self.target, tuple) else (self.target,)
+            about_target = self.target_where and any(f"'{_node_name(n)}'" in str(exc) for n in names)
+            raise type(exc)(f"{self.target_where if about_target else self.where}: {exc}") from None
 
 
 def event_locations(lines: list[str], filename: str) -> list[dict[str, tuple[int, int, int]]]:
@@ -207,8 +211,14 @@ def parse_events(entries: Any, filename: str, lines: list[str] | None = None) ->
                     if not isinstance(e[key], str):
                         raise ConfigError(f"{at(i, key, True)}: '{key}' must be a string (got {e[key]!r})")
                     kw[key] = e[key]
-        events.append(Event(t, action, target, where=at(i), **kw))
+        events.append(Event(t, action, target, where=at(i), target_where=where_t if "target" in e else "", **kw))
     return events
+
+
+def _node_name(ref: str) -> str:
+    """The node of a target: ``sw3`` of ``"sw3.port[2]"``."""
+    m = _PORT.match(ref) if isinstance(ref, str) else None
+    return m.group(1) if m else ref
 
 
 def event_templates(events: Any, error, check_template) -> list[dict]:

@@ -95,12 +95,9 @@ def execute(spec) -> Outcome:
 
 def _execute(spec, record: dict, files: dict, t0: float) -> Outcome:
     from ibfabric.results import result_files, to_json
-    from ibfabric.simulation import Simulation
 
     try:
-        sim = Simulation(spec.topology_source(), overrides=list(spec.overrides), network=spec.network,
-                         seed=spec.seed, warmup=spec.warmup)
-        sim.apply_events(spec.events)  # [[events]]: failures, restores, traffic changes (ibfabric.scenario)
+        sim = spec.simulation()
         try:
             summary = sim.run(spec.time)
         except DeadlockError as exc:
@@ -307,11 +304,14 @@ class Sweep:
         ``jobs`` processes at a time (one process per run), or on a Dask
         cluster: ``dask='local'`` starts a ``LocalCluster`` of ``jobs``
         single-threaded worker processes, any other value is a scheduler
-        address.  *progress* is called after each run.
+        address.  *progress* is called after each run.  Every run is checked first
+        (:meth:`Experiment.check <ibfabric.experiment.Experiment.check>`): a run that would not
+        build is an :class:`~ibfabric.runspec.ExperimentError` and nothing runs.
         """
         if jobs < 1:
             raise ConfigError(f"--jobs must be at least 1 (got {jobs})")
         specs = list(self.experiment.runs() if specs is None else specs)
+        self.experiment.check(specs)  # every run builds, or nothing runs (ibfabric.runcheck)
         self._prepare()
         lock = self._lock()
         try:

@@ -50,6 +50,7 @@ def run(args) -> int:
     exp = Experiment.from_file(args.experiment)
     sweep = Sweep(exp, out_dir(args, exp))
     specs = exp.runs()
+    exp.check(specs)  # every run builds (not simulated), or nothing runs: one located line
     if args.dry_run:
         for spec in specs:
             status, why = sweep.status(spec.run_id)

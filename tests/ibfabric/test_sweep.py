@@ -93,16 +93,22 @@ class TestSweep:
         assert (again.done, again.skipped) == (0, 8)
 
     def test_a_failing_run_is_recorded_and_the_sweep_goes_on(self, tmp_path):
-        exp = experiment(tmp_path, loads='[0.1, -1]')
+        # each value builds next to the first run's (Experiment.check passes); mtu 4096B next to
+        # 4KiB buffers does not: those runs fail when they run
+        experiment(tmp_path)
+        text = (tmp_path / "tree.toml").read_text().replace('"**.mtu" = "256B"', '"**.mtu" = "${mtu}"\n'
+                                                              '"**.vlBufferSize" = "${buf}"')
+        text = text.replace('obuf = ["0B", "4KiB"]', 'obuf = ["0B"]\nmtu = ["256B", "4096B"]\nbuf = ["8KiB", "4KiB"]')
+        exp = Experiment.from_text(text.replace("[0.05, 0.1]", "[0.1]"), str(tmp_path / "tree.toml"), base_dir=tmp_path)
         report = Sweep(exp, tmp_path / "out").run(jobs=1)
-        assert (report.done, report.failed) == (8, 4)
+        assert (report.done, report.failed) == (8, 2)
         table = collect(tmp_path / "out")
-        assert len(table.failures) == 4
-        assert all("load" in f.error for f in table.failures)
-        assert {f.vars["load"] for f in table.failures} == {-1}
+        assert len(table.failures) == 2
+        assert all("vlBufferSize" in f.error for f in table.failures)
+        assert {(f.vars["mtu"], f.vars["buf"]) for f in table.failures} == {("4096B", "4KiB")}
         # retried on request only
         assert Sweep(exp, tmp_path / "out").run().done == 0
-        assert Sweep(exp, tmp_path / "out").run(retry_failed=True).done == 4
+        assert Sweep(exp, tmp_path / "out").run(retry_failed=True).done == 2
 
     def test_same_seed_same_results_in_another_process(self, tmp_path):
         exp = experiment(tmp_path)
