@@ -191,5 +191,17 @@ def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_fa
         for s, load, spec in round_:
             rec = sweep.record(spec.run_id) or {}
             summary = sweep.summary(spec.run_id) if rec.get("status") in ("ok", "deadlock") else None
+            if summary is not None and not summary.get("packets_generated"):
+                raise ConfigError(_no_traffic(exp, var, load, spec, summary))
             s.add(load, summary, spec.run_id, rec.get("error") or "not run")
     return [s.result() for s in searches]
+
+
+def _no_traffic(exp, var: str, load: float, spec, summary: dict) -> str:
+    """Why a search cannot go on: its probe at *load* generated no packet (its warnings say why)."""
+    from ibfabric.checks import NO_TRAFFIC
+
+    cause = next((w for w in summary.get("warnings", ()) if w.startswith(NO_TRAFFIC)),
+                 "its hosts generated no packet: is '**.traffic' set, and does '**.load' follow the variable?")
+    where = f" ({spec.iterationvars})" if spec.iterationvars else ""
+    return f"{exp.path or exp.name}: saturation search stopped: the probe at {var} = {load:g}{where} generated no packet: {cause}"

@@ -135,7 +135,8 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
         soft.extend(qos_cli.run_overrides(args))
     else:
         option("**.traffic", '""' if args.traffic == "none" else args.traffic, DEFAULTS["traffic"])
-    option("**.load", None if args.load is None else repr(args.load), str(DEFAULTS["load"]))
+    pattern_traffic = args.traffic not in ("none", "cbr")  # the default load goes with the default traffic
+    option("**.load", None if args.load is None else repr(args.load), str(DEFAULTS["load"]) if pattern_traffic else None)
     option("**.packetSize", None if args.packet_size is None else f"{args.packet_size}B", f"{DEFAULTS['packet_size']}B")
     option("**.arrival", args.arrival)
     if getattr(args, "config", None):  # below the options given (first match wins), above the topology file

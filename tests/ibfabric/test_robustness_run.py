@@ -270,7 +270,7 @@ class TestWarnings:
         assert json.loads((tmp_path / "summary.json").read_text())["warnings"] == lines
 
     def test_warn_collects_once(self):
-        sim = Simulation(STAR)
+        sim = Simulation(STAR, overrides={"**.traffic": "uniform"})
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             sim.warn("something odd")

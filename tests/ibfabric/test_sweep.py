@@ -311,3 +311,46 @@ class TestCommands:
         (tmp_path / "tree.toml").write_text(text[: text.index("[saturation]")])
         assert main(["saturation", str(tmp_path / "tree.toml"), "--out", str(tmp_path / "o")]) == 2
         assert "no [saturation] table" in capsys.readouterr().err
+
+
+class TestNoTraffic:
+    """A load without a traffic pattern sends nothing: the run warns, a saturation search stops (issue 35)."""
+
+    TEXT = ('[experiment]\nname = "quiet"\ntopology = "bermudez2006_fig1"\ntime = "20us"\n\n[parameters]\n'
+            '"**.load" = "${load}"\n\n[iterations]\nload = [0.1, 0.2]\n\n'
+            '[saturation]\nvariable = "load"\nlow = 0.05\nhigh = 0.9\n')
+
+    def test_the_run_warns(self):
+        import ibfabric
+        from ibfabric.checks import IbfabricWarning
+
+        with pytest.warns(IbfabricWarning, match=r"^no traffic: 7 of 7 hosts have a load \(0.2\) but no traffic"):
+            sim = ibfabric.load("bermudez2006_fig1", overrides={"**.load": "0.2"})
+        summary = sim.run("5us")
+        assert summary["packets_generated"] == 0
+        assert any(w.startswith("no traffic:") and "set '**.traffic'" in w for w in summary["warnings"])
+
+    def test_no_warning_without_a_load_or_with_traffic(self, recwarn):
+        import ibfabric
+
+        ibfabric.load("bermudez2006_fig1")
+        ibfabric.load("bermudez2006_fig1", overrides={"**.load": "0.2", "**.traffic": "uniform"})
+        assert not [w for w in recwarn if "no traffic" in str(w.message)]
+
+    def test_a_saturation_search_stops_naming_the_cause(self, tmp_path, capsys):
+        from ibfabric.cli import main
+
+        (tmp_path / "quiet.toml").write_text(self.TEXT)
+        assert main(["saturation", str(tmp_path / "quiet.toml"), "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith(f"ibfabric: error: {tmp_path / 'quiet.toml'}: saturation search stopped: the probe at"
+                              " load = 0.9 ($load=0.9) generated no packet: no traffic: 7 of 7 hosts have a load"), err
+
+    def test_the_cli_default_load_goes_with_its_default_traffic(self, capsys):
+        from ibfabric.cli import main
+
+        assert main(["run", "--traffic", "none", "--time", "2us", "--warmup", "0us", "--no-progress"]) == 0
+        assert "no traffic" not in capsys.readouterr().err
+        assert main(["run", "--traffic", "none", "--load", "0.3", "--time", "2us", "--warmup", "0us",
+                     "--no-progress"]) == 0
+        assert "ibfabric: warning: no traffic: 64 of 64 hosts have a load (0.3)" in capsys.readouterr().err
