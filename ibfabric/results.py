@@ -166,7 +166,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         else {"time_ns": sim.deadlock.time, "cycle": list(sim.deadlock.cycle)},
         "warnings": [],  # filled below
         "scenario": [dict(e) for e in sim.scenario_log],  # failures, restores, traffic changes (ibfabric.scenario)
-        "versions": versions(),  # ibfabric's and the plugin distributions' (ibfabric.versions)
+        "versions": versions(sim.plugins),  # ibfabric's and the plugin distributions' (ibfabric.versions)
         "definitions": DEFINITIONS,
     }
     if sim.routing_time is not None:
@@ -331,7 +331,7 @@ def result_files(sim: Simulation, summary: dict[str, Any], run: dict[str, Any] |
         "seedset": sim.seed,
         "warmup-period": f"{sim.warmup}ns",
         "sim-time-limit": f"{sim.now}ns",
-        **version_attributes(summary.get("versions") or versions()),
+        **version_attributes(summary.get("versions") or versions(sim.plugins)),
     }
     for name, value in (run.get("vars") or {}).items():
         attrs_.setdefault(name, value)

@@ -18,34 +18,36 @@ Examples
 from __future__ import annotations
 
 import functools
-from importlib import metadata
 from typing import Any
 
 __all__ = ["changed", "versions"]
 
 
-def versions() -> dict[str, Any]:
-    """``{"ibfabric": version, "plugins": {distribution: version, ...}}`` of this process.
+def versions(plugins=None) -> dict[str, Any]:
+    """``{"ibfabric": version, "plugins": {distribution: version, ...}}``, sorted by name.
 
-    The plugins are the distributions other than ibfabric that provide
-    entry points of the ``ibfabric`` group (read with :mod:`importlib.metadata`),
-    sorted by name; a copy, so the caller may change it.
+    The plugins are the distributions other than ibfabric whose ``ibfabric`` entry points *plugins* (a
+    :class:`~ibfabric.plugins.PluginSet`; default: the one every simulation loads) loaded, as
+    :mod:`importlib.metadata` gives them (read through the plugin manager's kept list of entry
+    points, so a run does not import importlib.metadata).  A new dict, the caller may change it.
     """
-    ibfabric, plugins = _versions()
-    return {"ibfabric": ibfabric, "plugins": dict(plugins)}
+    from ibfabric import __version__
+
+    if plugins is None:
+        plugins = _default_plugins()
+    found: dict[str, str] = {}
+    for name, _ in plugins.pm.list_name_plugin():
+        dist, _, version = (plugins.distribution(name) or "").partition("==")
+        if dist and _normal(dist) != "ibfabric":
+            found[dist] = version
+    return {"ibfabric": __version__, "plugins": dict(sorted(found.items()))}
 
 
 @functools.lru_cache(maxsize=1)
-def _versions() -> tuple[str, tuple[tuple[str, str], ...]]:
-    from ibfabric import __version__
+def _default_plugins():
+    from ibfabric.plugins import PluginSet
 
-    plugins: dict[str, str] = {}
-    for ep in metadata.entry_points(group="ibfabric"):
-        dist = getattr(ep, "dist", None)
-        name = getattr(dist, "name", None) if dist is not None else None
-        if name and _normal(name) != "ibfabric":
-            plugins[name] = dist.version
-    return __version__, tuple(sorted(plugins.items()))
+    return PluginSet.load()
 
 
 def _normal(name: str) -> str:

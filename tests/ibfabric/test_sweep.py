@@ -196,6 +196,19 @@ class TestVersions:
         assert (f"attr plugins {plugins}" if plugins else 'attr plugins ""') in sca
         assert "versions" not in json.dumps(spec.config())  # the run id hashes the configuration only
 
+    def test_plugin_distributions_are_listed_by_name(self):
+        from ibfabric import __version__
+        from ibfabric.versions import versions
+
+        class Plugins:  # a plugin set with ibfabric's own plugin and a third party's
+            class pm:
+                list_name_plugin = staticmethod(lambda: [("traffic", None), ("zdemo", None), ("demo", None), ("x", None)])
+
+            def distribution(self, name):
+                return {"traffic": "ibfabric==0.1.0", "zdemo": "z-plugins==2", "demo": "ibfabric-demo==1.2"}.get(name)
+
+        assert versions(Plugins()) == {"ibfabric": __version__, "plugins": {"ibfabric-demo": "1.2", "z-plugins": "2"}}
+
     def test_a_run_made_with_other_versions_is_stale(self, tmp_path, capsys):
         from ibfabric.cli import main
         from ibfabric.results import write_result_set
