@@ -56,7 +56,6 @@ import itertools
 import math
 import os
 import re
-import tomllib
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ import numpy as np
 from ibfabric.errors import ConfigError, did_you_mean
 from ibfabric.runspec import GENERATOR_ERRORS, ExperimentError, RunSpec, as_text, generated_ned
 from ibfabric.scenario import event_templates, events_of_run
-from ibfabric.tomlpos import Locator, toml_error
+from ibfabric.tomlpos import Locator, parse, read_file
 
 __all__ = ["Experiment", "ExperimentError", "RunSpec", "derive_seed", "parse_values"]
 
@@ -276,36 +275,22 @@ class Experiment:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> Experiment:
         """Read an experiment file; relative topology paths are relative to its directory."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise ExperimentError(f"Experiment.from_file takes a path (got {path!r:.60})")
         path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise ExperimentError(f"{path}: no such file") from None
-        except OSError as exc:
-            raise ExperimentError(f"{path}: cannot read ({exc.strerror or exc})") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ExperimentError(f"{path}: not a UTF-8 text file") from None
+        text = read_file(path, ExperimentError)
         return cls._parse(text, str(path), path.absolute().parent, path.absolute())
 
     @classmethod
     def from_text(cls, text: str, filename: str = "<experiment>", base_dir: str | os.PathLike | None = None) -> Experiment:
         """Parse experiment text; *filename* is used in messages, *base_dir* (default: the current directory) resolves relative topology paths."""
+        if not isinstance(text, str) or not isinstance(filename, str):
+            raise ExperimentError(f"Experiment.from_text takes the text and file name as strings (got {text!r:.60})")
         return cls._parse(text, filename, Path(base_dir if base_dir is not None else os.getcwd()).absolute())
 
     @classmethod
     def _parse(cls, text: str, filename: str, base_dir: Path, path: Path | None = None) -> Experiment:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise toml_error(exc, text, filename, ExperimentError) from None
-        except RecursionError:
-            raise ExperimentError(f"{filename}:1:1: values nested too deeply") from None
-        except ValueError:  # an integer of more digits than Python converts (4300)
-            m = re.search(r"\d{4300,}", text)
-            line, col = (text.count("\n", 0, m.start()) + 1, m.start() - text.rfind("\n", 0, m.start())) if m else (1, 1)
-            raise ExperimentError(f"{filename}:{line}:{col}: a number of more than 4300 digits is out of range") from None
+        data = parse(text, filename, ExperimentError)
         return cls(data, Locator(text, filename), base_dir, path)
 
     # ------------------------------------------------------------ reading
@@ -709,7 +694,7 @@ def _flatten(table: dict, prefix: tuple) -> list[tuple[str, Any, tuple]]:
     """``(pattern, value, path)`` of [parameters]; unquoted dotted keys join back with dots."""
     out = []
     for key, value in table.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:  # (an empty table is a value, refused as one)
             out.extend((f"{key}.{p}", v, path) for p, v, path in _flatten(value, prefix + (key,)))
         else:
             out.append((key, value, prefix + (key,)))

@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ibfabric.checks import MAX_LOAD
 from ibfabric.components.portstate import PortState
 from ibfabric.errors import ConfigError, PluginError, did_you_mean
 from ibfabric.units import UnitError, parse_duration
@@ -203,8 +204,9 @@ def parse_events(entries: Any, filename: str, lines: list[str] | None = None) ->
                 raise ConfigError(f"{at(i)}: 'set-traffic' needs 'load' or 'pattern'")
             if "load" in e:
                 v = e["load"]
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                    raise ConfigError(f"{at(i, 'load', True)}: 'load' must be a number >= 0 (got {v!r})")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= MAX_LOAD:
+                    raise ConfigError(f"{at(i, 'load', True)}: 'load' must be a number in [0, {MAX_LOAD:g}] (got {v!r}):"
+                                      " 1 is the link's data rate, more is overload")
                 kw["load"] = float(v)
             for key in ("pattern", "options"):
                 if key in e:
@@ -256,14 +258,9 @@ def _duration(v: Any, where: str, key: str) -> float:
 
 def load_scenario(path: str | Path) -> list[Event]:
     """Read a scenario file: a TOML file of ``[[events]]`` entries only."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
-    return scenario_from_text(text, str(path))
+    from ibfabric.tomlpos import read_file
+
+    return scenario_from_text(read_file(path), str(path))
 
 
 def scenario_from_text(text: str, filename: str = "<scenario>") -> list[Event]:
@@ -271,8 +268,9 @@ def scenario_from_text(text: str, filename: str = "<scenario>") -> list[Event]:
     from ibfabric.tomlpos import load_only
 
     events, loc = load_only(text, filename, "events", "scenario", "[[events]] entries")
-    if events is None:
-        raise ConfigError(f"{filename}:1:1: no [[events]] entries")
+    if events is None or events == []:  # (an empty list: a scenario that does nothing is a mistake)
+        where = loc.at(("events",), value=True) if events == [] else f"{filename}:1:1"
+        raise ConfigError(f"{where}: no [[events]] entries")
     return parse_events(events, filename, loc.lines)
 
 
@@ -469,11 +467,16 @@ class ScenarioMixin:
         messages due but not created are dropped with the old source, queued ones stay."""
         from ibfabric.ned_like import match
 
+        from ibfabric.argcheck import check_string
+
+        check_string("set_traffic's target", target)
+        check_string("set_traffic's pattern", pattern, none=True)
+        check_string("set_traffic's options", options, none=True)
         if load is None and pattern is None:
             raise ConfigError("set_traffic needs a load or a pattern")
         if load is not None and (isinstance(load, bool) or not isinstance(load, (int, float))
-                                 or not math.isfinite(load) or load < 0):
-            raise ConfigError(f"the load must be a number >= 0 (got {load!r})")
+                                 or not math.isfinite(load) or not 0 <= load <= MAX_LOAD):
+            raise ConfigError(f"the load must be a number in [0, {MAX_LOAD:g}] (got {load!r})")
         if pattern:
             try:
                 self.plugins.traffic_patterns.get(pattern)
@@ -504,6 +507,12 @@ class ScenarioMixin:
     def apply_events(self, events) -> None:
         """Schedule :class:`~ibfabric.scenario.Event` values (from :func:`~ibfabric.scenario.parse_events` or
         :func:`~ibfabric.scenario.load_scenario`)."""
+        if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
+            raise ConfigError(f"apply_events takes a list of ibfabric.scenario.Event (got {events!r})")
+        events = list(events)
+        bad = next((e for e in events if not isinstance(e, Event)), None)
+        if bad is not None:
+            raise ConfigError(f"apply_events takes a list of ibfabric.scenario.Event (got {bad!r} in it)")
         for e in events:
             e.apply(self)
 
@@ -513,8 +522,10 @@ class ScenarioMixin:
         The condition is checked every *every* of simulated time (one event each; 1 us by default) and
         once at the start.  Returns the summary; ``summary["stopped_by_condition"]`` says why it ended.
         """
+        from ibfabric.argcheck import check_callable
         from ibfabric.simulation import parse_time
 
+        check_callable("run_until's condition", condition)
         end = parse_time(limit, "run limit")
         step = parse_time(every, "check interval")
         if step <= 0:

@@ -167,6 +167,18 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         limits=None,
         names: str | None = None,
     ):
+        from ibfabric import argcheck
+        from ibfabric.ned_like import Limits
+
+        argcheck.check_topology(topology)
+        for what, value in (("overrides", overrides), ("optional_overrides", optional_overrides), ("defaults", defaults)):
+            argcheck.check_overrides(what, value)
+        argcheck.check_string("network", network, none=True)
+        argcheck.check_names("block", block)
+        if isinstance(plugins, (str, bytes)) or not isinstance(plugins, Iterable):
+            raise ConfigError(f"plugins must be a list of plugin objects (got {plugins!r})")
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigError(f"limits must be an ibfabric.ned_like.Limits (got {limits!r})")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer (got {seed!r})")
         self.seed = int(seed)
@@ -381,6 +393,9 @@ class Simulation(EndpointsMixin, ScenarioMixin):
 
     def call_at(self, t: float | str, fn: Callable, *args):
         """Call ``fn(*args)`` at simulation time *t* (ns or '10us'); returns a cancellable handle."""
+        from ibfabric.argcheck import check_callable
+
+        check_callable("call_at's function", fn)
         t = parse_time(t)
         if t < self.now:
             raise ConfigError(f"cannot schedule at {t} ns: the simulation is at {self.now} ns")
@@ -398,12 +413,21 @@ class Simulation(EndpointsMixin, ScenarioMixin):
 
     def find(self, pattern: str) -> list[Module]:
         """Modules whose path matches a wildcard *pattern* (``'**.sw*'``)."""
+        from ibfabric.argcheck import check_pattern
         from ibfabric.ned_like import match
+
+        check_pattern("find", pattern)
 
         return [m for m in self.root.walk() if match(pattern, m.path)]
 
     def record(self, signal: str, *stats: str, modules: str = "**", histogram_edges=None) -> Recorder:
         """Collect statistics of *signal* emitted by modules matching *modules*."""
+        from ibfabric.argcheck import check_pattern, check_string
+
+        check_string("the signal", signal)
+        for s in stats:
+            check_string("a statistic", s)
+        check_pattern("record's modules", modules)
         rec = Recorder(signal, stats or ("count", "mean"), histogram_edges)
         for m in self.find(modules):
             self.signals.subscribe(signal, rec, source=m)
@@ -426,6 +450,10 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         Generator seeded from the simulation seed and the pattern's name and options,
         and wrapped in checks of the destinations it gives.
         """
+        from ibfabric.argcheck import check_string
+
+        check_string("the traffic pattern", name)
+        check_string("the traffic options", options)
         key = (name, options)
         if key not in self._patterns:
             from ibfabric.components.node import parse_options
@@ -515,6 +543,8 @@ class Simulation(EndpointsMixin, ScenarioMixin):
             results up to the detection and ``summary()['deadlock']`` the cycle.
         """
         end = parse_time(until, "run time")
+        if not (isinstance(progress, bool) or callable(progress)):
+            raise ConfigError(f"progress must be True, False or a callable (got {progress!r})")
         if end < self.now:
             raise ConfigError(f"cannot run until {end} ns: the simulation is already at {self.now} ns")
         self._listen_received = self.signals.listened("packetReceived")
@@ -659,6 +689,9 @@ def _literal(v: Any) -> str:
 def load(topology: str | os.PathLike, **kwargs: Any) -> Simulation:
     """Build a :class:`Simulation` from a topology file or a shipped topology's name
     (``'irregular16'``, as on the command line); see :class:`Simulation` for the parameters."""
+    from ibfabric.argcheck import check_topology
+
+    check_topology(topology)
     if isinstance(topology, os.PathLike) or (isinstance(topology, str) and "\n" not in topology and "{" not in topology):
         from ibfabric.topologies import SHIPPED, shipped
 

@@ -139,7 +139,7 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
     option("**.load", None if args.load is None else repr(args.load), str(DEFAULTS["load"]) if pattern_traffic else None)
     option("**.packetSize", None if args.packet_size is None else f"{args.packet_size}B", f"{DEFAULTS['packet_size']}B")
     option("**.arrival", args.arrival)
-    if getattr(args, "config", None):  # below the options given (first match wins), above the topology file
+    if getattr(args, "config", None) is not None:  # below the options given, above the topology file; '' is an error
         from ibfabric.configs import overrides
 
         soft.extend(overrides(args.config).items())

@@ -40,7 +40,7 @@ from pathlib import Path
 import attrs
 
 from ibfabric.errors import ConfigError, did_you_mean
-from ibfabric.tomlpos import Locator, load_only
+from ibfabric.tomlpos import Locator, load_only, read_file
 
 __all__ = ["Config", "Param", "SHIPPED_DIR", "get", "load_file", "overrides", "shipped"]
 
@@ -190,11 +190,7 @@ def load_file(path: str | os.PathLike) -> dict[str, Config]:
 
 @functools.lru_cache(maxsize=64)
 def _load_file(path: str, mtime_ns: int, size: int) -> dict[str, Config]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    configs, loc = load_only(text, path, "config", "config", "[config.NAME] tables")
+    configs, loc = load_only(read_file(path), path, "config", "config", "[config.NAME] tables")
     if configs is None:
         configs = {}
     if not isinstance(configs, dict):
@@ -243,7 +239,7 @@ def _flatten(table: dict, prefix: str = ""):
     """``(pattern, entry)``: unquoted dotted keys (``sm.lmc = 1``) join back with dots."""
     for key, value in table.items():
         pattern = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, dict) and not {"value", "source"} & set(value):
+        if isinstance(value, dict) and value and not {"value", "source"} & set(value):  # ({} is a bad entry)
             yield from _flatten(value, pattern)
         else:
             yield pattern, value

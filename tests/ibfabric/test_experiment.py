@@ -367,7 +367,7 @@ class TestErrors:
         with pytest.raises(ExperimentError, match=r"^.*nope\.toml: no such file$"):
             Experiment.from_file(tmp_path / "nope.toml")
         (tmp_path / "latin1.toml").write_bytes(b"[experiment]\nname = '\xe9'\n")
-        with pytest.raises(ExperimentError, match=r"latin1\.toml: not a UTF-8 text file$"):
+        with pytest.raises(ExperimentError, match=r"latin1\.toml:2:9: not UTF-8 text \(byte 0xe9\)$"):
             Experiment.from_file(tmp_path / "latin1.toml")
         (tmp_path / "bad.toml").write_text(HEAD + "repeat = [\n")
         with pytest.raises(ExperimentError, match=r"bad\.toml:6:1: "):

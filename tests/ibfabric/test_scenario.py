@@ -197,7 +197,7 @@ class TestScenarioFiles:
         ('[[events]]\nat = "5us"\naction = "fail-link"\ntarget = "sw0"\n', 's.toml:4:10: a link target is'),
         ('[[events]]\nat = "5us"\naction = "fail-link"\ntarget = ["sw0", "sw1", "sw2"]\n',
          's.toml:4:10: a link target'),
-        ('[[events]]\nat = "5us"\naction = "set-traffic"\nload = -1\n', "s.toml:4:8: 'load' must be a number >= 0"),
+        ('[[events]]\nat = "5us"\naction = "set-traffic"\nload = -1\n', "s.toml:4:8: 'load' must be a number in [0, 10]"),
         ('[[events]]\nat = "5us"\naction = "set-traffic"\n', "s.toml:1:1: 'set-traffic' needs 'load' or 'pattern'"),
         ('[experiment]\nname = "x"\n', "s.toml:1:1: unknown key 'experiment'"),
         ('[[events]\n', "s.toml:1:"),
