@@ -17,7 +17,8 @@ from typing import Any
 
 from ibfabric.errors import ConfigError
 
-__all__ = ["check_callable", "check_names", "check_overrides", "check_pattern", "check_string", "check_topology"]
+__all__ = ["check_callable", "check_names", "check_overrides", "check_pattern", "check_simulation", "check_string",
+           "check_topology"]
 
 
 def _show(value: Any) -> str:
@@ -72,3 +73,19 @@ def check_pattern(what: str, pattern: Any) -> None:
         compile_pattern(pattern)
     except PatternError as exc:
         raise ConfigError(f"{what}: bad pattern {pattern!r}: {exc}") from None
+
+
+def check_simulation(topology: Any, *, overrides: Any, optional_overrides: Any, defaults: Any, network: Any,
+                     plugins: Any, block: Any, limits: Any) -> None:
+    """The arguments of :class:`~ibfabric.simulation.Simulation` whose type is not checked where they are used."""
+    from ibfabric.ned_like import Limits
+
+    check_topology(topology)
+    for what, value in (("overrides", overrides), ("optional_overrides", optional_overrides), ("defaults", defaults)):
+        check_overrides(what, value)
+    check_string("network", network, none=True)
+    check_names("block", block)
+    if isinstance(plugins, (str, bytes)) or not isinstance(plugins, Iterable):
+        raise ConfigError(f"plugins must be a list of plugin objects (got {_show(plugins)})")
+    if limits is not None and not isinstance(limits, Limits):
+        raise ConfigError(f"limits must be an ibfabric.ned_like.Limits (got {_show(limits)})")

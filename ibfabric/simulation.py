@@ -167,18 +167,10 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         limits=None,
         names: str | None = None,
     ):
-        from ibfabric import argcheck
-        from ibfabric.ned_like import Limits
+        from ibfabric.argcheck import check_simulation
 
-        argcheck.check_topology(topology)
-        for what, value in (("overrides", overrides), ("optional_overrides", optional_overrides), ("defaults", defaults)):
-            argcheck.check_overrides(what, value)
-        argcheck.check_string("network", network, none=True)
-        argcheck.check_names("block", block)
-        if isinstance(plugins, (str, bytes)) or not isinstance(plugins, Iterable):
-            raise ConfigError(f"plugins must be a list of plugin objects (got {plugins!r})")
-        if limits is not None and not isinstance(limits, Limits):
-            raise ConfigError(f"limits must be an ibfabric.ned_like.Limits (got {limits!r})")
+        check_simulation(topology, overrides=overrides, optional_overrides=optional_overrides, defaults=defaults,
+                         network=network, plugins=plugins, block=block, limits=limits)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer (got {seed!r})")
         self.seed = int(seed)
