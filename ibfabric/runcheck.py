@@ -92,7 +92,7 @@ class RunCheck:
     def _spec(self, spec: RunSpec, sims: dict) -> None:
         key = _structure(spec)
         if key not in self._built:
-            sims[key] = self._build(spec, list(spec.overrides))
+            sims[key] = self._build(spec)
             self._built.add(key)
             self._good.update(spec.overrides)
         else:
@@ -102,7 +102,7 @@ class RunCheck:
                 self._good.update(new)
         if spec.events and (key, spec.events) not in self._events:
             if key not in sims:
-                sims[key] = self._build(spec, list(spec.overrides))
+                sims[key] = self._build(spec)
             try:
                 sims[key].apply_events(spec.events)
             except IbfabricError as exc:
@@ -120,8 +120,8 @@ class RunCheck:
         try:
             load_network(spec.topology_source(), network=spec.network, library=self._plugins.type_library(),
                          overrides=OverrideSet(list(spec.overrides)))
-        except IbfabricError as exc:
-            raise self._error(spec, exc, new) from None
+        except IbfabricError as exc:  # the topology elaborated with the other values: one of these is at fault
+            raise self._error(spec, exc, new if len(new) == 1 else _guessed(exc, new)) from None
         for pattern, value in new:
             role = PLUGIN_PARAMETERS.get(pattern.rpartition(".")[2])
             name = _plain(value)
@@ -132,26 +132,26 @@ class RunCheck:
             except IbfabricError as exc:
                 raise self._error(spec, exc, [(pattern, value)]) from None
 
-    def _build(self, spec: RunSpec, new: list[tuple[str, str]]):
-        """*spec*'s simulation without its events (:meth:`_spec` applies them); *new*: the values that
-        may be at fault."""
+    def _build(self, spec: RunSpec):
+        """*spec*'s simulation without its events (:meth:`_spec` applies them)."""
         try:
             return attrs.evolve(spec, events=()).simulation()
-        except IbfabricError as exc:
-            raise self._error(spec, exc, new) from None
+        except IbfabricError as exc:  # a value or the topology itself: the message tells which, if anything
+            raise self._error(spec, exc, _guessed(exc, spec.overrides)) from None
 
     # ------------------------------------------------------------ placing the error
 
-    def _error(self, spec: RunSpec, exc: Exception, new: list, *, events: bool = False) -> ExperimentError:
-        """*exc* of building *spec*, placed at the parameter at fault (the only *new* value, else guessed
-        from the message), else at the topology (an error of the topology itself keeps its own place)."""
+    def _error(self, spec: RunSpec, exc: Exception, culprit: list, *, events: bool = False) -> ExperimentError:
+        """*exc* of checking *spec*, placed at the parameter at fault (*culprit*: ``[(pattern, value)]``,
+        or ``[]`` when none is known), else at the topology (an error of the topology itself keeps its
+        own place in a ``.ned`` file)."""
         from ibfabric.plugins.registry import one_line
 
         message = one_line(exc)
         context = f" (with {spec.iterationvars})" if spec.iterationvars else ""
         if events:  # Event.apply put the [[events]] entry's place in front
             return ExperimentError(message + (context if _LOCATION.match(message) else ""))
-        pattern = new[0][0] if len(new) == 1 else _guess(message, new) or _guess(message, spec.overrides)
+        pattern = culprit[0][0] if culprit else None
         source = self.exp.parameter_source(pattern) if pattern is not None else None
         if source is None:
             topology = ("experiment", "topology")
@@ -168,6 +168,14 @@ class RunCheck:
             return ExperimentError(f"{where}: {message} (for '{pattern}', with ${var.group(1)}={value})")
         uses_vars = isinstance(template, str) and "${" in template
         return ExperimentError(f"{self.exp.locate(path, value=True)}: {message}{context if uses_vars else ''}")
+
+
+def _guessed(exc: Exception, overrides) -> list[tuple[str, str]]:
+    """``[(pattern, value)]`` of the override *exc* is most likely about, or ``[]`` (:func:`_guess`)."""
+    from ibfabric.plugins.registry import one_line
+
+    pattern = _guess(one_line(exc), tuple(overrides))
+    return [(p, v) for p, v in overrides if p == pattern][:1]
 
 
 def _guess(message: str, overrides: tuple) -> str | None:

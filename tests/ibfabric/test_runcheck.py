@@ -96,7 +96,7 @@ class TestValues:
 
     def test_a_broken_topology_file_keeps_its_place(self, tmp_path):
         (tmp_path / "t.ned").write_text("network t { submodules: h: Hca; }\n")
-        msg = check(tmp_path, HEAD.replace('"bermudez2006_fig1"', '"t.ned"'))
+        msg = check(tmp_path, HEAD.replace('"bermudez2006_fig1"', '"t.ned"') + '"**.load" = "0.1"\n')
         assert msg == f"exp.toml:3:12: {tmp_path / 't.ned'}:1:28: unknown type 'Hca'; did you mean 'HCA'?"
 
 
