@@ -1,11 +1,11 @@
 """Fuzzing every reader through the command line: ``python -m bench.fuzz``.
 
 Mutates the shipped inputs (NED topologies, ibnetdiscover dumps, OpenSM
-unicast and multicast forwarding-table dumps, experiment files, ``--set``
-values) and runs each
+unicast and multicast forwarding-table dumps, experiment files, scenario
+files, configuration files, ``--set`` values) and runs each
 case through the commands a user would (``topo show``, ``routes --check``,
-``run``, ``sweep --dry-run``) in worker processes with a time and memory
-limit per case.  Every case must end in success, in a one-line error
+``run``, ``run --scenario``, ``run --config``, ``sweep --dry-run``) in worker
+processes with a time and memory limit per case.  Every case must end in success, in a one-line error
 (exit status 1 or 2, one line on stderr), or in a failed ``routes --check``
 (exit 1); a traceback, a hang (past
 ``--timeout``), or memory past ``--memory`` is a failure.  Prints one JSON
@@ -40,6 +40,71 @@ DUMPS = sorted((ROOT / "tests" / "data" / "ibnetdiscover").glob("*.ibnetdiscover
 #: Topologies whose forwarding tables are dumped in OpenSM's format (by ``ibfabric routes``) and then mutated.
 LFTS = [(ROOT / "topologies" / "bermudez2006_fig1.ned", "updn"), (ROOT / "topologies" / "irregular16.ned", "minhop")]
 EXPERIMENTS = [ROOT / "experiments" / "loadsweep.toml"]
+#: An experiment with events, a configuration and a saturation table (written into the work directory).
+EXPERIMENT_EVENTS = """\
+[experiment]
+name = "events"
+topology = "bermudez2006_fig1"
+time = "6us"
+warmup = "1us"
+config = "kim2007"
+
+[parameters]
+"**.traffic" = "uniform"
+"**.load" = "${load}"
+"**.routing" = "${routing}"
+
+[iterations]
+load = [0.1, 0.3]
+routing = ["updn", "minhop"]
+sw = ["sw2", "sw5"]
+
+[[events]]
+at = "2us"
+action = "fail-node"
+target = "${sw}"
+
+[[events]]
+at = "3us"
+action = "set-traffic"
+load = 0.2
+
+[saturation]
+variable = "load"
+low = 0.05
+high = 0.5
+"""
+#: A scenario file of every action, for bermudez2006_fig1.
+SCENARIO = """\
+[[events]]
+at = "1us"
+action = "fail-link"
+target = ["sw3", "sw8"]
+
+[[events]]
+at = "2us"
+action = "restore-link"
+target = ["sw3", "sw8"]
+training = "500ns"
+
+[[events]]
+at = "1500ns"
+action = "set-traffic"
+target = "**"
+load = 0.2
+pattern = "uniform"
+
+[[events]]
+at = "2500ns"
+action = "fail-node"
+target = "sw2"
+
+[[events]]
+at = "2800ns"
+action = "restore-node"
+target = "sw2"
+"""
+CONFIGS = [ROOT / "ibfabric" / "configs" / "kim2007.toml", ROOT / "ibfabric" / "configs" / "martinez2003.toml"]
 PARAMS = ["load", "mtu", "vlBufferSize", "numVLs", "routingDelay", "lid", "lmc", "numPorts", "packetSize", "sl",
           "crossbarSpeedup", "outputBufferSize", "dataRate", "traffic", "routing", "arbiter", "speed", "width",
           "guid", "trafficOptions", "routingOptions", "arrival", "messageSize"]
@@ -48,7 +113,8 @@ FAIR = ["0.2", "0.05", "256B", "1024B", "2", "4", "100ns", "0ns", "2KiB", '"0..3
         "1.5", "true", '"round-robin"', '"bit-reversal"', "10Gbps", "2.5Gbps", "8"]
 NASTY = ["0", "-1", "1e400", "-1e400", "nan", "inf", "9" * 5000, "4294967296", "18446744073709551617", "0x10",
          '""', '"x"', "true", "1/0", "1us", "1e-30", "65536", "49152", "100000000", '"0..15"', '"qdr"', "1.5",
-         "(", "}", "${x}", "\\xff", "1 + ", "10Gbps", "2KiB", '"a b c"', "-0", "1e5"]
+         "(", "}", "${x}", "\\xff", "1 + ", "10Gbps", "2KiB", '"a b c"', "-0", "1e5", "1e9", "[" * 3000, "{}", "[]",
+         '"/dev/zero"', '"sw999"', "-1ns", '"XDR"']
 
 
 # ------------------------------------------------------------------ mutations
@@ -95,7 +161,7 @@ def mutate(text: str, rng: random.Random) -> str:
 def make_case(k: int, seed: int, workdir: Path) -> dict:
     """Case *k*: an input file written into *workdir* and the command line to run on it."""
     rng = random.Random(seed * 1_000_003 + k)
-    kind = ["ned", "ibnetdiscover", "lfts", "experiment", "set", "mfts"][k % 6]
+    kind = ["ned", "ibnetdiscover", "lfts", "experiment", "set", "mfts", "scenario", "config"][k % 8]
     path = workdir / f"case{k}"
     if kind == "ned":
         src = rng.choice(NED)
@@ -122,10 +188,19 @@ def make_case(k: int, seed: int, workdir: Path) -> dict:
         _write(path, mutate((workdir / "irregular16.mfts.dump").read_text(), rng), rng)
         cmd = ["routes", str(NED[1]), "--routing", "updn", "--mfts", str(path), "--check"]
     elif kind == "experiment":
-        src = rng.choice(EXPERIMENTS)
+        text = rng.choice([*(src.read_text() for src in EXPERIMENTS), EXPERIMENT_EVENTS])
+        path = path.with_suffix(".toml")
+        _write(path, mutate(text, rng), rng)
+        cmd = ["sweep", str(path), "--dry-run", "--out", str(workdir / f"out{k}")]
+    elif kind == "scenario":
+        path = path.with_suffix(".toml")
+        _write(path, mutate(SCENARIO, rng), rng)
+        cmd = ["run", str(NED[0]), "--scenario", str(path), "--time", "4us", "--warmup", "0us"]
+    elif kind == "config":
+        src = rng.choice(CONFIGS)
         path = path.with_suffix(".toml")
         _write(path, mutate(src.read_text(), rng), rng)
-        cmd = ["sweep", str(path), "--dry-run", "--out", str(workdir / f"out{k}")]
+        cmd = ["run", str(NED[0]), "--config", f"{path}:{src.stem}", "--time", "3us", "--warmup", "0us"]
     else:
         sets = [f"**.{rng.choice(PARAMS)}={rng.choice(FAIR if rng.random() < 0.5 else NASTY)}"
                 for _ in range(rng.randint(1, 3))]

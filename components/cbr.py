@@ -221,6 +221,8 @@ class QosNetwork:
 
     def __init__(self, sim, policy: str = "alfaro2001", options: Mapping[str, Any] | None = None,
                  classes: ClassMap | None = None):
+        if options is not None and not isinstance(options, Mapping):
+            raise ConfigError(f"QosNetwork's options must be a mapping {{name: value}} (got {options!r})")
         if sim.tables is None:
             raise ConfigError("QoS needs forwarding tables: the network has no subnet manager or no switch")
         self.sim = sim

@@ -526,12 +526,19 @@ class FabricGraph:
         for m in mods:
             where = str(m.location) if m.location is not None else ""
             p = {k: v.value for k, v in m.params.items()}
+            problem = validate.negative_problem(p)
+            if problem is not None:  # what the built node would refuse (its delays)
+                raise ConfigError(validate.located(where, f"{m.path}: {problem}"))
             num_ports = p.get("numPorts", (m.gate("port").size or 1) - 1)
             nodes.append(node_spec(m.path, bool(is_switch(m)), num_ports, p.get("lid", 0), p.get("lmc", 0), p, where=where))
         links = []
         for c in net.flat_connections():
+            cp = {k: v.value for k, v in c.channel.params.items()} if c.channel is not None else {}
+            problem = validate.negative_problem(cp)
+            if problem is not None:  # what the built channel would refuse (ibfabric.components.link)
+                where = str(c.location) if c.location is not None else ""
+                raise ConfigError(validate.located(where, f"{c.src}.channel: {problem}"))
             if c.src.path in index and c.dst.path in index and c.src.gate == "port" and c.dst.gate == "port":
-                cp = {k: v.value for k, v in c.channel.params.items()} if c.channel is not None else {}
                 width, speed = cp.get("width", "4x"), cp.get("speed", "QDR")
                 data_rate = cp.get("dataRate", 0) or 0  # as the Link channel: it overrides width x speed
                 if not isinstance(data_rate, (int, float)) or isinstance(data_rate, bool):

@@ -864,6 +864,8 @@ class HCA(IBNode):
         packet(s) share a new message id; :mod:`ibfabric.mstats` accounts for the members
         reached.  Returns the packets queued.
         """
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:  # (public API check)
+            raise ConfigError(f"{self.path}: send_multicast's size must be a positive number of bytes (got {size!r})")
         gi = self.multicast_group(group)
         if sl is None:
             sls = self.sim.multicast.sls[gi]

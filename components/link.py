@@ -15,6 +15,7 @@ from ibfabric.errors import ConfigError
 from ibfabric.kernel import Channel, Message
 
 from .rates import check_link, link_rate, signalling_rate
+from .validate import negative_problem
 
 __all__ = ["Link", "shared"]
 
@@ -54,18 +55,15 @@ class Link(Channel):
             raise ConfigError(f"{self.path}: {exc}") from None
         self.width = width
         self.speed = speed
+        problem = negative_problem({k: float(p[k]) for k in ("dataRate", "length", "propagationDelay") if k in p})
+        if problem is not None:
+            raise ConfigError(f"{self.path}: {problem}")
         data_rate = float(p["dataRate"]) if "dataRate" in p else 0.0
-        if data_rate < 0:
-            raise ConfigError(f"{self.path}: 'dataRate' must be >= 0 (got {data_rate}bps)")
         self.rate = data_rate if data_rate > 0 else link_rate(width, speed)
         self.signalling_rate = signalling_rate(width, speed)
         self.byte_time = shared(8e9 / self.rate)
         self.length = float(p["length"])
-        if self.length < 0:
-            raise ConfigError(f"{self.path}: 'length' must be >= 0 (got {self.length}m)")
         per_m = float(p["propagationDelay"])
-        if per_m < 0:
-            raise ConfigError(f"{self.path}: 'propagationDelay' must be >= 0 (got {per_m}ns/m)")
         self.delay = shared(self.length * per_m)
 
     def transmit_time(self, msg: Message) -> float:

@@ -72,6 +72,7 @@ __all__ = [
     "ports_problem",
     "guid_problem",
     "link_problem",
+    "negative_problem",
     "parse_guid",
     "check_node",
     "check_links",
@@ -193,6 +194,22 @@ def link_problem(width, speed) -> str | None:
         if isinstance(speed, str) and speed.upper() in LANE_SIGNALLING:
             hint = f"; speeds are upper case: '{speed.upper()}'"
         return f"'speed' must be one of ({', '.join(LANE_SIGNALLING)}) (got {_show(speed)}{hint})"
+    return None
+
+
+#: Parameters of channels and IB nodes that cannot be negative (delays, lengths, rates), and their units
+#: as messages show them.
+NON_NEGATIVE = {"dataRate": "bps", "length": "m", "propagationDelay": "ns/m", "delay": "ns", "datarate": "bps",
+                "routingDelay": "ns", "arbitrationDelay": "ns", "controlInterval": "ns"}
+
+
+def negative_problem(params) -> str | None:
+    """What is wrong with a channel's or a node's parameters (a negative length, delay or rate), or
+    None: the rule ``ibfabric topo show`` applies and a built simulation's modules apply too."""
+    for name, unit in NON_NEGATIVE.items():
+        v = params.get(name)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+            return f"'{name}' must be >= 0 (got {float(v)}{unit})"
     return None
 
 

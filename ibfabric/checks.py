@@ -16,6 +16,8 @@ Warnings
       endpoint pair is walked up to :data:`ROUTE_CHECK_PAIRS` pairs; above
       that, the routes from evenly spaced sources only (a cycle found is
       real; none found is no proof).
+    - Hosts given a ``load`` but no ``traffic`` pattern: they send nothing
+      (the Python API's and experiment files' default is no traffic).
     - A traffic pattern that leaves some sources idle (``bit-reversal`` on a
       number of hosts that is not a power of two): the offered load is then
       lower than the configured one.
@@ -35,7 +37,7 @@ from ibfabric.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.simulation import Simulation
 
-__all__ = ["IbfabricWarning", "MAX_LOAD", "ROUTE_CHECK_PAIRS", "check_built", "result_warnings"]
+__all__ = ["IbfabricWarning", "MAX_LOAD", "NO_TRAFFIC", "ROUTE_CHECK_PAIRS", "check_built", "result_warnings"]
 
 #: The highest offered load a traffic source accepts, a multiple of its link's data rate.  Past 1 a
 #: source is overloaded: the surplus only waits at the source, and the summary's exact count of the
@@ -60,6 +62,7 @@ def check_built(sim: Simulation) -> None:
         If a traffic source's load exceeds :data:`MAX_LOAD`.
     """
     _check_loads(sim)
+    _check_no_traffic(sim)
     _check_traffic(sim)
     _check_routes(sim)
 
@@ -78,6 +81,20 @@ def _check_loads(sim: Simulation) -> None:
                 f"{h.path}: 'load' must be at most {MAX_LOAD:g} (got {h.load:g}): past 1 a source is overloaded"
                 " and the surplus only waits at the source"
             )
+
+
+#: The start of the warning for hosts that have a load but no traffic pattern (the saturation search stops on it).
+NO_TRAFFIC = "no traffic:"
+
+
+def _check_no_traffic(sim: Simulation) -> None:
+    """Warn when hosts have a load but no traffic pattern: they inject nothing, whatever the load."""
+    idle = [h for h in sim.hosts if getattr(h, "load", 0) > 0 and not getattr(h, "traffic", "")]
+    if idle:
+        loads = sorted({h.load for h in idle})
+        shown = f"{loads[0]:g}" if len(loads) == 1 else f"{loads[0]:g}..{loads[-1]:g}"
+        sim.warn(f"{NO_TRAFFIC} {len(idle)} of {len(sim.hosts)} hosts have a load ({shown}) but no traffic pattern"
+                 " ('traffic' is \"\"), so they send nothing; set '**.traffic', e.g. \"uniform\"")
 
 
 def _check_traffic(sim: Simulation) -> None:

@@ -50,24 +50,22 @@ Examples
 from __future__ import annotations
 
 import decimal
-import difflib
 import functools
 import inspect
 import itertools
 import math
 import os
 import re
-import tomllib
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 from ibfabric.runspec import GENERATOR_ERRORS, ExperimentError, RunSpec, as_text, generated_ned
 from ibfabric.scenario import event_templates, events_of_run
-from ibfabric.tomlpos import Locator, toml_error
+from ibfabric.tomlpos import Locator, parse, read_file
 
 __all__ = ["Experiment", "ExperimentError", "RunSpec", "derive_seed", "parse_values"]
 
@@ -244,6 +242,7 @@ class Experiment:
         self._topology_cache: dict[str, str] = {}
         self._generator_cache: dict[tuple, tuple] = {}
         self._time_cache: dict[tuple, float] = {}
+        self._checker = None  # the RunCheck of check(), with what it already checked
         for key, value in data.items():
             if key == "events":
                 continue  # [[events]]: an array of tables (_read_events)
@@ -276,36 +275,22 @@ class Experiment:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> Experiment:
         """Read an experiment file; relative topology paths are relative to its directory."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise ExperimentError(f"Experiment.from_file takes a path (got {path!r:.60})")
         path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise ExperimentError(f"{path}: no such file") from None
-        except OSError as exc:
-            raise ExperimentError(f"{path}: cannot read ({exc.strerror or exc})") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ExperimentError(f"{path}: not a UTF-8 text file") from None
+        text = read_file(path, ExperimentError)
         return cls._parse(text, str(path), path.absolute().parent, path.absolute())
 
     @classmethod
     def from_text(cls, text: str, filename: str = "<experiment>", base_dir: str | os.PathLike | None = None) -> Experiment:
         """Parse experiment text; *filename* is used in messages, *base_dir* (default: the current directory) resolves relative topology paths."""
+        if not isinstance(text, str) or not isinstance(filename, str):
+            raise ExperimentError(f"Experiment.from_text takes the text and file name as strings (got {text!r:.60})")
         return cls._parse(text, filename, Path(base_dir if base_dir is not None else os.getcwd()).absolute())
 
     @classmethod
     def _parse(cls, text: str, filename: str, base_dir: Path, path: Path | None = None) -> Experiment:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise toml_error(exc, text, filename, ExperimentError) from None
-        except RecursionError:
-            raise ExperimentError(f"{filename}:1:1: values nested too deeply") from None
-        except ValueError:  # an integer of more digits than Python converts (4300)
-            m = re.search(r"\d{4300,}", text)
-            line, col = (text.count("\n", 0, m.start()) + 1, m.start() - text.rfind("\n", 0, m.start())) if m else (1, 1)
-            raise ExperimentError(f"{filename}:{line}:{col}: a number of more than 4300 digits is out of range") from None
+        data = parse(text, filename, ExperimentError)
         return cls(data, Locator(text, filename), base_dir, path)
 
     # ------------------------------------------------------------ reading
@@ -401,13 +386,15 @@ class Experiment:
         self._time = exp["time"]
         self._warmup = exp.get("warmup", "0ns")
         for key in ("time", "warmup"):
-            self._check_template(("experiment", key), exp.get(key, "0ns"), (str, int, float), "a duration string or a number (ns)")
+            self._check_template(("experiment", key), exp.get(key, "0ns"), (str, int, float), "a duration like \"10us\"")
         self._parameters: list[tuple[str, Any]] = []
+        self._paths: dict[str, tuple] = {}  # pattern -> where it is written (parameter_source)
         for pattern, value, path in _flatten(parameters, ("parameters",)):
             if not pattern.strip():
                 raise self._error(path, "an empty parameter pattern")
             self._check_template(path, value, (str, int, float, bool), "a string, number or boolean")
             self._parameters.append((pattern, value if isinstance(value, str) else _literal(value)))
+            self._paths.setdefault(pattern, path)
         if "config" in exp:  # a named configuration (ibfabric.configs), below the file's [parameters]
             self._parameters.extend(self._config(exp["config"]))
 
@@ -497,6 +484,33 @@ class Experiment:
         """Every run: :meth:`points` times the repetitions, repetition innermost."""
         return list(self._runs)
 
+    def check(self, specs: Collection[RunSpec] | None = None) -> None:
+        """Check that every run of *specs* (default: all) builds, without simulating: patterns against
+        the elaborated network, plugin names, values, event targets (:mod:`ibfabric.runcheck`).
+
+        Raises
+        ------
+        ExperimentError
+            ``file:line:col: message`` at the key or value at fault, naming the run's variables.
+        """
+        from ibfabric.runcheck import RunCheck
+
+        if self._checker is None:
+            self._checker = RunCheck(self)
+        self._checker.check(self._runs if specs is None else specs)
+
+    def parameter_source(self, pattern: str) -> tuple[tuple, Any] | None:
+        """``(TOML path, template)`` of the parameter *pattern* as the file writes it, or None; a pattern
+        of ``[experiment] config`` is placed at that key."""
+        template = next((t for p, t in self._parameters if p == pattern), None)
+        if template is None:
+            return None
+        return self._paths.get(pattern, ("experiment", "config")), template
+
+    def locate(self, path: tuple, *, value: bool = False) -> str:
+        """``file:line:col`` of the key (or value) at TOML *path*."""
+        return self._loc.at(path, value=value)
+
     def __len__(self) -> int:
         return len(self._runs)
 
@@ -576,13 +590,13 @@ class Experiment:
         kind = args.pop("generator")
         kind_path = ("experiment", "topology", "generator")
         if not isinstance(kind, str) or kind not in KINDS:
-            raise self._located(kind_path, f"unknown generator {kind!r} (valid: {', '.join(sorted(KINDS))})", self._topology["generator"], env)
+            raise self._located(kind_path, f"unknown generator {kind!r}{did_you_mean(kind, KINDS)} (valid: {', '.join(sorted(KINDS))})", self._topology["generator"], env)
         signature = inspect.signature(KINDS[kind])
         params = {n: p for n, p in signature.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         for key, v in args.items():
             path = ("experiment", "topology", key)
             if key not in params:
-                raise self._error(path, f"generator '{kind}' has no parameter '{key}' (valid: {', '.join(params)})")
+                raise self._error(path, f"generator '{kind}' has no parameter '{key}'{did_you_mean(key, params)} (valid: {', '.join(params)})")
             args[key], expected = _generator_arg(v, params[key].annotation)
             if expected is not None:
                 raise self._located(path, f"'{key}' of generator '{kind}' must be {expected} (got {v!r})", self._topology[key], env)
@@ -600,20 +614,19 @@ class Experiment:
         return generator
 
     def _duration(self, env: dict, key: str, template: Any) -> str:
-        from ibfabric.simulation import parse_time
+        from ibfabric.units import UnitError, parse_duration
 
         path = ("experiment", key)
         value = _substitute(template, env)
         text = as_text(value)
         if (key, text) not in self._time_cache:
             try:
-                if isinstance(value, bool):
-                    raise ConfigError(f"bad {key} {value!r}: not a duration")
-                ns = parse_time(text, key)
-            except ConfigError as exc:
-                raise self._located(path, str(exc), template, env) from None
-            if not math.isfinite(ns) or ns < 0 or (key == "time" and ns == 0):
-                raise self._located(path, f"the {key} must be {'positive' if key == 'time' else 'at least 0'} and finite (got {text!r})", template, env)
+                ns = parse_duration(value, numbers=False)
+            except UnitError as exc:
+                shown = f"bad {key}" if str(exc).startswith((repr(value), f"'{text}'")) else f"bad {key} {value!r}"
+                raise self._located(path, f"{shown}: {exc}", template, env) from None
+            if key == "time" and ns == 0:
+                raise self._located(path, f"the time must be positive (got {text!r})", template, env)
             self._time_cache[key, text] = ns
         return text
 
@@ -681,7 +694,7 @@ def _flatten(table: dict, prefix: tuple) -> list[tuple[str, Any, tuple]]:
     """``(pattern, value, path)`` of [parameters]; unquoted dotted keys join back with dots."""
     out = []
     for key, value in table.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:  # (an empty table is a value, refused as one)
             out.extend((f"{key}.{p}", v, path) for p, v, path in _flatten(value, prefix + (key,)))
         else:
             out.append((key, value, prefix + (key,)))
@@ -689,8 +702,7 @@ def _flatten(table: dict, prefix: tuple) -> list[tuple[str, Any, tuple]]:
 
 
 def _hint(name: str, valid: Collection[str]) -> str:
-    close = difflib.get_close_matches(name, list(valid), n=1)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return did_you_mean(name, valid)
 
 
 def _listing(names: list[str]) -> str:

@@ -23,6 +23,8 @@ the summary's own ``definitions`` block.  Other keys:
     What the scenario did, in time order: ``{time_ns, action, target, result}``
     per failure, restore or traffic change (:mod:`ibfabric.scenario`); empty
     without one.
+``versions``
+    ibfabric's version and the plugin distributions' (:mod:`ibfabric.versions`).
 ``qos``
     Only in QoS runs: admission and per-SL/per-connection metrics
     (:mod:`ibfabric.qos_metrics`).
@@ -90,6 +92,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     ``warnings`` is filled in.
     """
     from ibfabric.measure import ALPHA, DEFINITIONS, source_backlog
+    from ibfabric.versions import versions
 
     now = sim.now
     st = sim.stats
@@ -163,6 +166,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         else {"time_ns": sim.deadlock.time, "cycle": list(sim.deadlock.cycle)},
         "warnings": [],  # filled below
         "scenario": [dict(e) for e in sim.scenario_log],  # failures, restores, traffic changes (ibfabric.scenario)
+        "versions": versions(sim.plugins),  # ibfabric's and the plugin distributions' (ibfabric.versions)
         "definitions": DEFINITIONS,
     }
     if sim.routing_time is not None:
@@ -302,6 +306,8 @@ def result_files(sim: Simulation, summary: dict[str, Any], run: dict[str, Any] |
     ``$load=0.1, $routing=updn``), ``repetition`` and ``vars``; by default the run id hashes
     :func:`run_config` and the configuration is named ``General``, as in OMNeT++.
     """
+    from ibfabric.versions import versions
+
     run = dict(run or {})
     run.setdefault("run_id", config_id(run_config(sim, sim.now)))
     run.setdefault("configname", "General")
@@ -325,6 +331,7 @@ def result_files(sim: Simulation, summary: dict[str, Any], run: dict[str, Any] |
         "seedset": sim.seed,
         "warmup-period": f"{sim.warmup}ns",
         "sim-time-limit": f"{sim.now}ns",
+        **version_attributes(summary.get("versions") or versions(sim.plugins)),
     }
     for name, value in (run.get("vars") or {}).items():
         attrs_.setdefault(name, value)
@@ -337,6 +344,12 @@ def result_files(sim: Simulation, summary: dict[str, Any], run: dict[str, Any] |
         "scalars.csv": buf.getvalue(),
         "results.sca": "\n".join(lines) + "\n",
     }
+
+
+def version_attributes(v: dict[str, Any]) -> dict[str, str]:
+    """The ``results.sca`` run attributes of :func:`ibfabric.versions.versions`: ``ibfabric-version``
+    and ``plugins`` (``"dist==version ..."``, empty without plugin distributions)."""
+    return {"ibfabric-version": v["ibfabric"], "plugins": " ".join(f"{n}=={x}" for n, x in v["plugins"].items())}
 
 
 MANIFEST = "manifest.json"

@@ -111,6 +111,16 @@ class RunSpec:
         """OMNeT++'s ``iterationvars``: ``'$load=0.1, $routing=updn'``; ``''`` without variables."""
         return ", ".join(f"${name}={as_text(v)}" for name, v in self.vars)
 
+    def simulation(self):
+        """This run's :class:`~ibfabric.simulation.Simulation`, built but not run, with its events
+        scheduled: what a sweep runs (and what :mod:`ibfabric.runcheck` builds to check it)."""
+        from ibfabric.simulation import Simulation
+
+        sim = Simulation(self.topology_source(), overrides=list(self.overrides), network=self.network,
+                         seed=self.seed, warmup=self.warmup)
+        sim.apply_events(self.events)  # [[events]]: failures, restores, traffic changes (ibfabric.scenario)
+        return sim
+
     def topology_source(self) -> str:
         """What :class:`~ibfabric.simulation.Simulation` takes: a file's path, or the generated fabric's NED text.
 

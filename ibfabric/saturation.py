@@ -159,7 +159,7 @@ def _round(x: float, tolerance: float) -> float:
 
 
 def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_failed: bool = False,
-                      progress: Callable | None = None) -> list[dict[str, Any]]:
+                      reuse_stale: bool = False, progress: Callable | None = None) -> list[dict[str, Any]]:
     """Search the saturation of every configuration of ``sweep.experiment``; one dict per (configuration, repetition).
 
     Probes of all configurations advance in rounds: each round runs the next
@@ -170,6 +170,9 @@ def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_fa
     if cfg is None:
         raise ConfigError(f"{exp.path or exp.name}: no [saturation] table (variable, low, high...) in the experiment")
     var = cfg["variable"]
+    # every configuration builds at both ends of the search, or nothing runs (ibfabric.runcheck)
+    exp.check([exp.run({**point, var: load}, rep) for point in exp.points(exclude=(var,))
+               for load in (cfg["high"], cfg["low"]) for rep in range(exp.repeat)])
     searches = [
         Search(point, rep, cfg["low"], cfg["high"], cfg["tolerance"], cfg["max_runs"], cfg["threshold"])
         for point in exp.points(exclude=(var,))
@@ -184,9 +187,21 @@ def saturation_search(sweep, *, jobs: int = 1, dask: str | None = None, retry_fa
         if not round_:
             break
         sweep.run([spec for _, _, spec in round_], jobs=jobs, dask=dask, retry_failed=retry_failed,
-                  progress=progress)
+                  reuse_stale=reuse_stale, progress=progress)
         for s, load, spec in round_:
             rec = sweep.record(spec.run_id) or {}
             summary = sweep.summary(spec.run_id) if rec.get("status") in ("ok", "deadlock") else None
+            if summary is not None and not summary.get("packets_generated"):
+                raise ConfigError(_no_traffic(exp, var, load, spec, summary))
             s.add(load, summary, spec.run_id, rec.get("error") or "not run")
     return [s.result() for s in searches]
+
+
+def _no_traffic(exp, var: str, load: float, spec, summary: dict) -> str:
+    """Why a search cannot go on: its probe at *load* generated no packet (its warnings say why)."""
+    from ibfabric.checks import NO_TRAFFIC
+
+    cause = next((w for w in summary.get("warnings", ()) if w.startswith(NO_TRAFFIC)),
+                 "its hosts generated no packet: is '**.traffic' set, and does '**.load' follow the variable?")
+    where = f" ({spec.iterationvars})" if spec.iterationvars else ""
+    return f"{exp.path or exp.name}: saturation search stopped: the probe at {var} = {load:g}{where} generated no packet: {cause}"

@@ -37,17 +37,17 @@ failure, and packets routed into a dead port are discarded (``port-down``).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ibfabric.checks import MAX_LOAD
 from ibfabric.components.portstate import PortState
-from ibfabric.errors import ConfigError, PluginError
+from ibfabric.errors import ConfigError, PluginError, did_you_mean
 from ibfabric.units import UnitError, parse_duration
 
 __all__ = ["ACTIONS", "Event", "ScenarioMixin", "event_templates", "events_of_run", "load_scenario", "parse_events",
@@ -74,7 +74,8 @@ class Event:
     ``target`` is a node name, ``"node.port[k]"``, a host pattern
     (``set-traffic``), or a pair of node names / ports for a link.  ``where``
     is the ``file:line:col`` of the entry, put in front of errors found
-    when the event is applied.
+    when the event is applied (``target_where``, that of its target, in
+    front of those about the target).
     """
 
     at: float
@@ -85,6 +86,7 @@ class Event:
     pattern: str | None = None
     options: str | None = None
     where: str = attrs.field(default="", eq=False)
+    target_where: str = attrs.field(default="", eq=False)
 
     def config(self) -> dict:
         """The event as JSON-able data (what a run id hashes)."""
@@ -115,7 +117,9 @@ class Event:
         except ConfigError as exc:
             if not self.where:
                 raise
-            raise type(exc)(f"{self.where}: {exc}") from None
+            names = self.target if isinstance(self.target, tuple) else (self.target,)
+            about_target = self.target_where and any(f"'{_node_name(n)}'" in str(exc) for n in names)
+            raise type(exc)(f"{self.target_where if about_target else self.where}: {exc}") from None
 
 
 def event_locations(lines: list[str], filename: str) -> list[dict[str, tuple[int, int, int]]]:
@@ -165,16 +169,12 @@ def parse_events(entries: Any, filename: str, lines: list[str] | None = None) ->
                 raise ConfigError(f"{at(i)}: event {i + 1} has no '{key}'")
         action = e["action"]
         if action not in ACTIONS:
-            close = difflib.get_close_matches(str(action), list(ACTIONS), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(f"{at(i, 'action', True)}: unknown action {action!r}{hint}"
+            raise ConfigError(f"{at(i, 'action', True)}: unknown action {action!r}{did_you_mean(action, ACTIONS)}"
                               f" (valid: {', '.join(ACTIONS)})")
         valid = ("at", "action", "target") + ACTIONS[action]
         for key in e:
             if key not in valid:
-                close = difflib.get_close_matches(key, list(valid), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
-                raise ConfigError(f"{at(i, key)}: unknown key '{key}' for action '{action}'{hint}"
+                raise ConfigError(f"{at(i, key)}: unknown key '{key}' for action '{action}'{did_you_mean(key, valid)}"
                                   f" (valid: {', '.join(valid)})")
         t = _duration(e["at"], at(i, "at", True), "at")
         kw: dict[str, Any] = {}
@@ -204,16 +204,23 @@ def parse_events(entries: Any, filename: str, lines: list[str] | None = None) ->
                 raise ConfigError(f"{at(i)}: 'set-traffic' needs 'load' or 'pattern'")
             if "load" in e:
                 v = e["load"]
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                    raise ConfigError(f"{at(i, 'load', True)}: 'load' must be a number >= 0 (got {v!r})")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= MAX_LOAD:
+                    raise ConfigError(f"{at(i, 'load', True)}: 'load' must be a number in [0, {MAX_LOAD:g}] (got {v!r}):"
+                                      " 1 is the link's data rate, more is overload")
                 kw["load"] = float(v)
             for key in ("pattern", "options"):
                 if key in e:
                     if not isinstance(e[key], str):
                         raise ConfigError(f"{at(i, key, True)}: '{key}' must be a string (got {e[key]!r})")
                     kw[key] = e[key]
-        events.append(Event(t, action, target, where=at(i), **kw))
+        events.append(Event(t, action, target, where=at(i), target_where=where_t if "target" in e else "", **kw))
     return events
+
+
+def _node_name(ref: str) -> str:
+    """The node of a target: ``sw3`` of ``"sw3.port[2]"``."""
+    m = _PORT.match(ref) if isinstance(ref, str) else None
+    return m.group(1) if m else ref
 
 
 def event_templates(events: Any, error, check_template) -> list[dict]:
@@ -242,23 +249,18 @@ def events_of_run(templates: list[dict], substitute, locator, context: str = "")
 
 def _duration(v: Any, where: str, key: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-        raise ConfigError(f"{where}: '{key}' must be a duration like \"50us\" or a number of ns (got {v!r})")
+        raise ConfigError(f"{where}: '{key}' must be a duration like \"50us\" (got {v!r})")
     try:
-        return parse_duration(v)
+        return parse_duration(v, numbers=False)
     except UnitError as exc:
         raise ConfigError(f"{where}: bad '{key}' {v!r}: {exc}") from None
 
 
 def load_scenario(path: str | Path) -> list[Event]:
     """Read a scenario file: a TOML file of ``[[events]]`` entries only."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
-    return scenario_from_text(text, str(path))
+    from ibfabric.tomlpos import read_file
+
+    return scenario_from_text(read_file(path), str(path))
 
 
 def scenario_from_text(text: str, filename: str = "<scenario>") -> list[Event]:
@@ -266,8 +268,9 @@ def scenario_from_text(text: str, filename: str = "<scenario>") -> list[Event]:
     from ibfabric.tomlpos import load_only
 
     events, loc = load_only(text, filename, "events", "scenario", "[[events]] entries")
-    if events is None:
-        raise ConfigError(f"{filename}:1:1: no [[events]] entries")
+    if events is None or events == []:  # (an empty list: a scenario that does nothing is a mistake)
+        where = loc.at(("events",), value=True) if events == [] else f"{filename}:1:1"
+        raise ConfigError(f"{where}: no [[events]] entries")
     return parse_events(events, filename, loc.lines)
 
 
@@ -464,11 +467,16 @@ class ScenarioMixin:
         messages due but not created are dropped with the old source, queued ones stay."""
         from ibfabric.ned_like import match
 
+        from ibfabric.argcheck import check_string
+
+        check_string("set_traffic's target", target)
+        check_string("set_traffic's pattern", pattern, none=True)
+        check_string("set_traffic's options", options, none=True)
         if load is None and pattern is None:
             raise ConfigError("set_traffic needs a load or a pattern")
         if load is not None and (isinstance(load, bool) or not isinstance(load, (int, float))
-                                 or not math.isfinite(load) or load < 0):
-            raise ConfigError(f"the load must be a number >= 0 (got {load!r})")
+                                 or not math.isfinite(load) or not 0 <= load <= MAX_LOAD):
+            raise ConfigError(f"the load must be a number in [0, {MAX_LOAD:g}] (got {load!r})")
         if pattern:
             try:
                 self.plugins.traffic_patterns.get(pattern)
@@ -499,6 +507,12 @@ class ScenarioMixin:
     def apply_events(self, events) -> None:
         """Schedule :class:`~ibfabric.scenario.Event` values (from :func:`~ibfabric.scenario.parse_events` or
         :func:`~ibfabric.scenario.load_scenario`)."""
+        if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
+            raise ConfigError(f"apply_events takes a list of ibfabric.scenario.Event (got {events!r})")
+        events = list(events)
+        bad = next((e for e in events if not isinstance(e, Event)), None)
+        if bad is not None:
+            raise ConfigError(f"apply_events takes a list of ibfabric.scenario.Event (got {bad!r} in it)")
         for e in events:
             e.apply(self)
 
@@ -508,8 +522,10 @@ class ScenarioMixin:
         The condition is checked every *every* of simulated time (one event each; 1 us by default) and
         once at the start.  Returns the summary; ``summary["stopped_by_condition"]`` says why it ended.
         """
+        from ibfabric.argcheck import check_callable
         from ibfabric.simulation import parse_time
 
+        check_callable("run_until's condition", condition)
         end = parse_time(limit, "run limit")
         step = parse_time(every, "check interval")
         if step <= 0:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.kernel import Module
@@ -163,7 +163,7 @@ class Recorder:
         self.stats = tuple(stats)
         bad = [s for s in self.stats if s not in STATISTICS]
         if bad:
-            raise ConfigError(f"unknown statistic '{bad[0]}' (valid: {', '.join(STATISTICS)})")
+            raise ConfigError(f"unknown statistic '{bad[0]}'{did_you_mean(bad[0], STATISTICS)} (valid: {', '.join(STATISTICS)})")
         if "histogram" in self.stats and histogram_edges is None:
             histogram_edges = np.logspace(0, 7, 29)  # 1 ns .. 10 ms, 4 bins per decade
         self.edges = histogram_edges if "histogram" in self.stats else None

@@ -47,8 +47,9 @@ INF = math.inf
 
 
 def parse_time(value: float | int | str, what: str = "time") -> float:
-    """A duration in ns from a number (ns) or a quantity string ('100us'): finite, not negative,
-    at most :data:`ibfabric.units.MAX_DURATION_NS` (1000 s)."""
+    """A duration in ns from a number (ns) or a quantity string ('100us'; a string needs a unit,
+    :func:`ibfabric.units.parse_duration`): finite, not negative, at most
+    :data:`ibfabric.units.MAX_DURATION_NS` (1000 s)."""
     try:
         return parse_duration(value)
     except UnitError as exc:
@@ -101,7 +102,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         see ``docs/ibnetdiscover.md``, *Node names*).  Giving it for a NED
         topology is a :class:`~ibfabric.errors.ConfigError`.
 
-    Durations are quantities (``'200us'``) or numbers of ns.  What looks
+    Durations are quantity strings with a unit (``'200us'``) or Python numbers of ns.  What looks
     wrong but runs (routes with a channel-dependency cycle, a traffic pattern
     that leaves sources idle, an empty measurement window, saturation) is
     reported through :meth:`warn` (see :mod:`ibfabric.checks`).
@@ -134,6 +135,10 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         limits=None,
         names: str | None = None,
     ):
+        from ibfabric.argcheck import check_simulation
+
+        check_simulation(topology, overrides=overrides, optional_overrides=optional_overrides, defaults=defaults,
+                         network=network, plugins=plugins, block=block, limits=limits)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer (got {seed!r})")
         self.seed = int(seed)
@@ -197,8 +202,12 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         net = self._with_subnet_manager(net, ov)
         unused = [p for p in ov.unused() if p in patterns]
         if unused:
-            hint = ""
-            if not unused[0].startswith(("*", net.name)):
+            from ibfabric.errors import did_you_mean
+
+            head, _, last = unused[0].rpartition(".")
+            names = self.library.parameter_names()
+            hint = "" if last in names else did_you_mean(last, names, written=f"{head}.{{}}" if head else "{}")
+            if not hint and not unused[0].startswith(("*", net.name)):
                 hint = f" (patterns match full paths such as '{net.name}.sw.routingDelay'; try '**.{unused[0].split('.')[-1]}')"
             raise ConfigError(f"override '{unused[0]}' matches no parameter of network '{net.name}'{hint}")
         return net
@@ -341,6 +350,9 @@ class Simulation(EndpointsMixin, ScenarioMixin):
 
     def call_at(self, t: float | str, fn: Callable, *args):
         """Call ``fn(*args)`` at simulation time *t* (ns or '10us'); returns a cancellable handle."""
+        from ibfabric.argcheck import check_callable
+
+        check_callable("call_at's function", fn)
         t = parse_time(t)
         if t < self.now:
             raise ConfigError(f"cannot schedule at {t} ns: the simulation is at {self.now} ns")
@@ -355,12 +367,21 @@ class Simulation(EndpointsMixin, ScenarioMixin):
 
     def find(self, pattern: str) -> list[Module]:
         """Modules whose path matches a wildcard *pattern* (``'**.sw*'``)."""
+        from ibfabric.argcheck import check_pattern
         from ibfabric.ned_like import match
+
+        check_pattern("find", pattern)
 
         return [m for m in self.root.walk() if match(pattern, m.path)]
 
     def record(self, signal: str, *stats: str, modules: str = "**", histogram_edges=None) -> Recorder:
         """Collect statistics of *signal* emitted by modules matching *modules*."""
+        from ibfabric.argcheck import check_pattern, check_string
+
+        check_string("the signal", signal)
+        for s in stats:
+            check_string("a statistic", s)
+        check_pattern("record's modules", modules)
         rec = Recorder(signal, stats or ("count", "mean"), histogram_edges)
         for m in self.find(modules):
             self.signals.subscribe(signal, rec, source=m)
@@ -383,6 +404,10 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         Generator seeded from the simulation seed and the pattern's name and options,
         and wrapped in checks of the destinations it gives.
         """
+        from ibfabric.argcheck import check_string
+
+        check_string("the traffic pattern", name)
+        check_string("the traffic options", options)
         key = (name, options)
         if key not in self._patterns:
             from ibfabric.components.node import parse_options
@@ -472,6 +497,8 @@ class Simulation(EndpointsMixin, ScenarioMixin):
             results up to the detection and ``summary()['deadlock']`` the cycle.
         """
         end = parse_time(until, "run time")
+        if not (isinstance(progress, bool) or callable(progress)):
+            raise ConfigError(f"progress must be True, False or a callable (got {progress!r})")
         if end < self.now:
             raise ConfigError(f"cannot run until {end} ns: the simulation is already at {self.now} ns")
         self._listen_received = self.signals.listened("packetReceived")
@@ -616,6 +643,9 @@ def _literal(v: Any) -> str:
 def load(topology: str | os.PathLike, **kwargs: Any) -> Simulation:
     """Build a :class:`Simulation` from a topology file or a shipped topology's name
     (``'irregular16'``, as on the command line); see :class:`Simulation` for the parameters."""
+    from ibfabric.argcheck import check_topology
+
+    check_topology(topology)
     if isinstance(topology, os.PathLike) or (isinstance(topology, str) and "\n" not in topology and "{" not in topology):
         from ibfabric.topologies import SHIPPED, shipped
 

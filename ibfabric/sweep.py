@@ -47,6 +47,7 @@ import attrs
 
 from ibfabric.checks import IbfabricWarning
 from ibfabric.errors import ConfigError, DeadlockError, IbfabricError
+from ibfabric.versions import changed, versions
 
 __all__ = ["Sweep", "SweepReport", "execute", "Outcome"]
 
@@ -84,6 +85,7 @@ def execute(spec) -> Outcome:
         "repetition": spec.repetition,
         "seed": spec.seed,
         "config": spec.config(),
+        "versions": versions(),
     }
     files: dict[str, str] = {}
     with warnings.catch_warnings():  # they are in the run's summary.json ('warnings')
@@ -93,12 +95,9 @@ def execute(spec) -> Outcome:
 
 def _execute(spec, record: dict, files: dict, t0: float) -> Outcome:
     from ibfabric.results import result_files, to_json
-    from ibfabric.simulation import Simulation
 
     try:
-        sim = Simulation(spec.topology_source(), overrides=list(spec.overrides), network=spec.network,
-                         seed=spec.seed, warmup=spec.warmup)
-        sim.apply_events(spec.events)  # [[events]]: failures, restores, traffic changes (ibfabric.scenario)
+        sim = spec.simulation()
         try:
             summary = sim.run(spec.time)
         except DeadlockError as exc:
@@ -120,15 +119,72 @@ def _execute_in_child(spec) -> Outcome:
     return execute(spec)
 
 
+def _die_with(sweep_pid: int) -> None:
+    """Initialiser of a run process: end it when the sweep that started it is gone, however it died.
+
+    A run process is forked from the fork server, not from the sweep, and holds pipes that keep the
+    fork server (and through it the resource tracker) alive: if the sweep is killed with SIGKILL,
+    a process blocked on one of them would wait forever.  On Linux the process gets SIGKILL when its
+    parent, the fork server, dies (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread looks
+    four times a second whether the sweep still runs and ends the process when it does not.  With
+    every run process gone, the fork server reads the end of its last pipe and exits, and then the
+    resource tracker does too.
+    """
+    import threading
+
+    _parent_death_signal()
+    server = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == server and _alive(sweep_pid):
+            time.sleep(0.25)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ibfabric-sweep-lifeline", daemon=True).start()
+
+
+def _parent_death_signal() -> None:
+    """Ask Linux to send this process SIGKILL when its parent dies (nothing elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether process *pid* exists and is not a zombie (dead, waiting for its parent to reap it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): the signal check above is all there is
+    return state not in (b"Z", b"X")
+
+
 @attrs.define
 class SweepReport:
-    """Counts of one :meth:`Sweep.run`: runs done now (by status), skipped (already there), and the wall time."""
+    """Counts of one :meth:`Sweep.run`: runs done now (by status), skipped (already there), runs found stale
+    (made with other versions: :func:`ibfabric.versions.changed`), and the wall time."""
 
     total: int = 0
     skipped: int = 0
     done: int = 0
     failed: int = 0
     deadlocked: int = 0
+    stale: int = 0  # finished runs made with other versions, run again
+    kept_stale: int = 0  # the same, kept (reuse_stale=True): among the skipped
     wall_s: float = 0.0
     errors: list = attrs.field(factory=list)  # (run_id, error)
 
@@ -164,18 +220,36 @@ class Sweep:
         except (OSError, ValueError):
             return None
 
-    def pending(self, specs: Iterable, retry_failed: bool = False) -> list:
-        """The runs among *specs* still to run, each once, in order."""
-        out, seen = [], set()
+    def status(self, run_id: str) -> tuple[str, str | None]:
+        """``(status, why stale)`` of a run: ``'to run'`` or its record's status, and, for a finished
+        run made with other versions of ibfabric or its plugins, what differs (else None)."""
+        rec = self.record(run_id)
+        if rec is None:
+            return "to run", None
+        return rec.get("status", "failed"), changed(rec.get("versions"))
+
+    def pending(self, specs: Iterable, retry_failed: bool = False, reuse_stale: bool = False) -> list:
+        """The runs among *specs* still to run, each once, in order: those without a record, failed ones
+        with *retry_failed*, and stale ones (made with other versions) unless *reuse_stale*."""
+        return self._pending(specs, retry_failed, reuse_stale)[0]
+
+    def _pending(self, specs: Iterable, retry_failed: bool, reuse_stale: bool) -> tuple[list, int, int]:
+        """``(runs to run, how many of them are stale, stale runs kept)``."""
+        out, seen, stale, kept = [], set(), 0, 0
         for spec in specs:
             rid = spec.run_id
             if rid in seen:
                 continue
             seen.add(rid)
-            rec = self.record(rid)
-            if rec is None or (retry_failed and rec.get("status") == "failed"):
+            status, why = self.status(rid)
+            if status == "to run" or (retry_failed and status == "failed"):
                 out.append(spec)
-        return out
+            elif why is not None and reuse_stale:
+                kept += 1
+            elif why is not None:
+                out.append(spec)
+                stale += 1
+        return out, stale, kept
 
     def store(self, outcome: Outcome) -> None:
         """Write a run's directory, complete or not at all (it replaces a failed record)."""
@@ -219,23 +293,30 @@ class Sweep:
         jobs: int = 1,
         dask: str | None = None,
         retry_failed: bool = False,
+        reuse_stale: bool = False,
         progress: Callable[[Outcome, SweepReport], None] | None = None,
     ) -> SweepReport:
         """Run what is missing of *specs* (default: every run of the experiment).
 
+        A finished run made with other versions of ibfabric or its plugins is stale: it runs again,
+        unless *reuse_stale* keeps it (counted in ``kept_stale``).
+
         ``jobs`` processes at a time (one process per run), or on a Dask
         cluster: ``dask='local'`` starts a ``LocalCluster`` of ``jobs``
         single-threaded worker processes, any other value is a scheduler
-        address.  *progress* is called after each run.
+        address.  *progress* is called after each run.  Every run is checked first
+        (:meth:`Experiment.check <ibfabric.experiment.Experiment.check>`): a run that would not
+        build is an :class:`~ibfabric.runspec.ExperimentError` and nothing runs.
         """
         if jobs < 1:
             raise ConfigError(f"--jobs must be at least 1 (got {jobs})")
         specs = list(self.experiment.runs() if specs is None else specs)
+        self.experiment.check(specs)  # every run builds, or nothing runs (ibfabric.runcheck)
         self._prepare()
         lock = self._lock()
         try:
-            todo = self.pending(specs, retry_failed)
-            report = SweepReport(total=len({s.run_id for s in specs}))
+            todo, stale, kept = self._pending(specs, retry_failed, reuse_stale)
+            report = SweepReport(total=len({s.run_id for s in specs}), stale=stale, kept_stale=kept)
             report.skipped = report.total - len(todo)
             t0 = time.perf_counter()
 
@@ -266,7 +347,7 @@ def _crashed(spec, error: str) -> Outcome:
 
     record = {"run_id": spec.run_id, "experiment": spec.experiment, "status": "failed", "error": error,
               "vars": dict(spec.vars), "repetition": spec.repetition, "seed": spec.seed,
-              "config": spec.config(), "wall_s": None}
+              "config": spec.config(), "versions": versions(), "wall_s": None}
     return Outcome(spec.run_id, record, {"run.json": to_json(record) + "\n"})
 
 
@@ -280,7 +361,8 @@ def _run_local(todo: list, jobs: int, finished: Callable[[Outcome], None]) -> No
     ctx.set_forkserver_preload(PRELOAD)
     queue = list(reversed(todo))
     while queue:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, max_tasks_per_child=1)
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, max_tasks_per_child=1,
+                                   initializer=_die_with, initargs=(os.getpid(),))
         running: dict = {}
         broken = False
         try:

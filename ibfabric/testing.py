@@ -144,7 +144,7 @@ def small_topology(name: str) -> str | os.PathLike:
     >>> "network star" in small_topology("star")
     True
     """
-    from ibfabric.errors import ConfigError
+    from ibfabric.errors import ConfigError, did_you_mean
 
     if name == "chain":
         return CHAIN_NED.replace("int n = 1;", f"int n = {_CHAIN_SWITCHES};")
@@ -158,7 +158,7 @@ def small_topology(name: str) -> str | os.PathLike:
         from ibfabric.topologies.generators import fat_tree, to_ned
 
         return to_ned(fat_tree(2, 3), "fattree")
-    raise ConfigError(f"no small topology '{name}' (valid: {', '.join(SMALL_TOPOLOGIES)})")
+    raise ConfigError(f"no small topology '{name}'{did_you_mean(name, SMALL_TOPOLOGIES)} (valid: {', '.join(SMALL_TOPOLOGIES)})")
 
 
 def small_fabric_graph(name: str, lmc: int = 0) -> FabricGraph:

@@ -28,12 +28,17 @@ Examples
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 
 from ibfabric.errors import ConfigError
 
-__all__ = ["Locator", "toml_error"]
+__all__ = ["MAX_FILE_BYTES", "Locator", "load_only", "parse", "read_file", "toml_error"]
+
+#: The largest TOML input ibfabric reads (experiment, scenario and configuration files): far above any
+#: real one, and what keeps ``config = "/dev/zero"`` from filling the memory.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 _STRINGS = re.compile(r""""(?:\\.|[^"\\])*"|'[^']*'""")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -122,14 +127,59 @@ class Locator:
         return line, m.start() + 1, m.end() + 1
 
 
+def read_file(path: str | os.PathLike, error: type[ConfigError] = ConfigError) -> str:
+    """The UTF-8 text of the TOML file *path*, at most :data:`MAX_FILE_BYTES` of it.
+
+    Raises *error* (one line, ``file: ...``) for a missing or unreadable file, a directory, a file
+    larger than the limit (a device such as ``/dev/zero`` included) and text that is not UTF-8.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise error(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a file ibfabric reads"
+                    " (is it the right one?)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        from ibfabric.errors import utf8_error_at
+
+        line, col, byte = utf8_error_at(data, exc)
+        raise error(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{byte:02x})") from None
+
+
+def parse(text: str, filename: str, error: type[ConfigError] = ConfigError) -> dict:
+    """*text* parsed as TOML; every failure is one line ``file:line:col: message`` of type *error*: a syntax
+    error, values nested too deeply for the parser, an integer of more than 4300 digits."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(exc, text, filename, error) from None
+    except RecursionError:
+        m = re.search(r"[\[{](?:\s*[\[{]){50}", text)
+        line, col = _position(text, m.start()) if m else (1, 1)
+        raise error(f"{filename}:{line}:{col}: values nested too deeply") from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        m = re.search(r"\d{4300,}", text)
+        line, col = _position(text, m.start()) if m else (1, 1)
+        raise error(f"{filename}:{line}:{col}: a number of more than 4300 digits is out of range") from None
+
+
+def _position(text: str, i: int) -> tuple[int, int]:
+    return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
+
+
 def load_only(text: str, filename: str, key: str, kind: str, what: str) -> tuple[object, "Locator"]:
     """Parse *text*, a *kind* file (``"scenario"``, ``"config"``) that may hold the top-level *key*
     and nothing else: ``(data[key] or None, its Locator)``.  Syntax errors and other keys are
     one-line :class:`ConfigError`\\ s (``a scenario file holds [[events]] entries only``)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise toml_error(exc, text, filename) from None
+    data = parse(text, filename)
     loc = Locator(text, filename)
     for k in data:
         if k != key:

@@ -180,51 +180,63 @@ def parse_quantity(text: str, expect: str | None = None) -> tuple[float, str | N
 MAX_DURATION_NS = 1e12
 
 
-def parse_duration(value: float | int | str, *, bare_unit: str | None = "ns") -> float:
+def parse_duration(value: float | int | str, *, numbers: bool = True) -> float:
     """A duration in ns: finite, not negative, at most :data:`MAX_DURATION_NS`.
+
+    The one rule for durations, wherever they come from (the command line,
+    experiment, scenario and configuration files, the Python API): **a
+    duration needs a unit**.  A string is a quantity with a time unit
+    (``'80ns'``, ``'1.5us'``); a bare number in a string (``'80'``) is an
+    error that asks for a unit, except ``'0'``, zero in any unit (as for a
+    NED parameter).  A Python number, not a string, is ns: it is what a
+    program computed, and unambiguous.
 
     Parameters
     ----------
     value : float, int or str
-        A number (in *bare_unit*) or a quantity such as ``'200us'``.
-    bare_unit : str or None
-        The unit of a bare number (``'10'``); None makes a bare number an
-        error that asks for a unit, as the command line does.
+        A quantity string such as ``'200us'``, or a number of ns.
+    numbers : bool
+        Whether a number (int or float) is accepted as ns; False for values
+        a user typed in a file or on the command line, where ``80`` is as
+        ambiguous as ``'80'``.
 
     Raises
     ------
     UnitError
-        If *value* is not a time, or is infinite, negative or too long.
+        If *value* is not a time, has no unit, or is infinite, negative or
+        too long.
 
     Examples
     --------
-    >>> parse_duration("1.5us"), parse_duration(20)
-    (1500.0, 20.0)
-    >>> parse_duration("10", bare_unit=None)
+    >>> parse_duration("1.5us"), parse_duration(20), parse_duration("0")
+    (1500.0, 20.0, 0.0)
+    >>> parse_duration("80")
     Traceback (most recent call last):
     ...
-    ibfabric.units.UnitError: give a unit, e.g. 10us
+    ibfabric.units.UnitError: '80' has no unit: a duration needs one, e.g. "80ns" or "80us"
     """
     if isinstance(value, bool):
         raise UnitError(f"{value!r} is not a duration")
     if isinstance(value, (int, float)):
-        if bare_unit is None:
-            raise UnitError(f"give a unit, e.g. {value}us")
+        if not numbers and value != 0:
+            raise UnitError(f"{value!r} has no unit: a duration needs one, e.g. \"{value!r}ns\" or \"{value!r}us\"")
         try:
-            ns = convert(float(value), bare_unit, "ns")
+            ns = float(value)
         except OverflowError:  # an int too large for a float
             ns = math.inf
-    else:
-        text = str(value).strip()
+    elif isinstance(value, str):
+        text = value.strip()
         num, unit = parse_quantity(text)
         if unit is None:
-            if bare_unit is None:
-                raise UnitError(f"give a unit, e.g. {text}us")
-            ns = convert(num, bare_unit, "ns")
+            if num != 0:
+                raise UnitError(f"'{text}' has no unit: a duration needs one, e.g. \"{text}ns\" or \"{text}us\"")
+            ns = 0.0
         elif unit != "ns":
             raise UnitError(f"'{text}' is a {dimension(unit)}, expected a time (like 1ns)")
         else:
             ns = num
+    else:
+        raise UnitError(f"{value!r} is not a duration: give a string such as \"10us\" (or a number of ns)")
     if math.isnan(ns) or math.isinf(ns):
         raise UnitError("not a finite duration")
     if ns < 0:

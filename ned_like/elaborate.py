@@ -22,6 +22,7 @@ from __future__ import annotations
 import attrs
 
 from ibfabric.ned_like import ast
+from ibfabric.errors import did_you_mean
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.expr import Scope, evaluate, show, to_bool, to_int
 from ibfabric.ned_like.library import EffectiveType, TypeLibrary
@@ -357,7 +358,8 @@ class Elaborator:
         built = entry.elements[index]
         value = built.params.lookup(name)
         if value is None:
-            raise NedError(f"unknown parameter '{name}' of {built.params.label}", loc)
+            raise NedError(f"unknown parameter '{name}' of {built.params.label}{did_you_mean(name, built.params.eff.params)}",
+                           loc)
         return value
 
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 
-from ibfabric.errors import utf8_error_at
+from ibfabric.errors import did_you_mean, utf8_error_at
 from ibfabric.ned_like import ast
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.model import Location
@@ -210,6 +211,10 @@ class TypeLibrary:
     def __len__(self) -> int:
         return len(self._types)
 
+    def parameter_names(self) -> frozenset[str]:
+        """Every parameter name a type of the library declares (for "did you mean" hints)."""
+        return frozenset(p.name for t in self for p in t.params if isinstance(p, ast.ParamDecl))
+
     def lookup(self, qualname: str) -> ast.TypeDecl | None:
         """The type with this exact qualified name, or None."""
         return self._types.get(qualname)
@@ -245,12 +250,32 @@ class TypeLibrary:
         if qualname is None and self._load_from_search_dirs(name, package, imports):
             qualname = self.resolve(name, package, imports, loc=loc)
         if qualname is None:
-            hint = ""
-            broken = [e for e in self._scanned.values() if isinstance(e, NedError)]
-            if broken:
-                hint = f" (note: {broken[0]})"
-            raise NedError(f"unknown type '{name}'{hint}", loc)
+            raise NedError(f"unknown type '{name}'{self._unknown_type_hint(name)}", loc)
         return self._types[qualname]
+
+    def _unknown_type_hint(self, name: str) -> str:
+        """What follows ``unknown type 'X'``: the closest known type name, and how many ``.ned`` files
+        of each search directory could not be read (their errors are theirs, not this file's)."""
+        known = {q for q in self._types}
+        known.update(t.qualname for f in self._scanned.values() if isinstance(f, ast.NedFile) for t in f.types)
+        if "." not in name:
+            known = {q.rpartition(".")[2] for q in known}
+        hint = did_you_mean(name, sorted(known))
+        word = re.compile(rb"\b" + re.escape(name.rpartition(".")[2].encode()) + rb"\b")
+        broken: dict[Path, int] = {}
+        for path, parsed in self._scanned.items():
+            if not isinstance(parsed, NedError):
+                continue
+            try:
+                relevant = word.search(path.read_bytes()) is not None  # it may be the file declaring the type
+            except OSError:
+                relevant = False
+            if relevant:
+                return f"{hint} (note: {parsed})"
+            broken[path.parent] = broken.get(path.parent, 0) + 1
+        for directory, n in broken.items():
+            hint += f" ({n} other .ned file{'s' if n > 1 else ''} in {directory} could not be read)"
+        return hint
 
     def resolve(
         self,
@@ -431,7 +456,8 @@ class TypeLibrary:
                 deep.append((p, decl))
             else:
                 if p.pattern not in params:
-                    raise NedError(f"unknown parameter '{p.pattern}' of {decl.simple_name}", p.loc)
+                    raise NedError(f"unknown parameter '{p.pattern}' of {decl.simple_name}"
+                                   f"{did_you_mean(p.pattern, params)}", p.loc)
                 spec = params[p.pattern]
                 params[p.pattern] = ParamSpec(spec.decl, p.value, p.is_default, p.loc)
         for g in decl.gates:

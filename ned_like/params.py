@@ -23,6 +23,7 @@ from __future__ import annotations
 import attrs
 
 from ibfabric.ned_like import ast
+from ibfabric.errors import did_you_mean
 from ibfabric.ned_like.errors import NedError
 from ibfabric.ned_like.expr import EMPTY_SCOPE, Scope, coerce, evaluate
 from ibfabric.ned_like.library import EffectiveType, ParamSpec
@@ -201,7 +202,8 @@ class Params:
         self._body: dict[str, ast.ParamAssign] = {}
         for a in body:
             if a.pattern not in eff.params:
-                raise NedError(f"unknown parameter '{a.pattern}' of {eff.decl.simple_name}", a.loc)
+                raise NedError(f"unknown parameter '{a.pattern}' of {eff.decl.simple_name}"
+                               f"{did_you_mean(a.pattern, eff.params)}", a.loc)
             self._body[a.pattern] = a
         self._body_scope = None
         if body_scope is not None:
@@ -222,7 +224,7 @@ class Params:
             If the type has no parameter *name*.
         """
         if name not in self.eff.params:
-            raise NedError(f"unknown parameter '{name}' of {self.label}", loc)
+            raise NedError(f"unknown parameter '{name}' of {self.label}{did_you_mean(name, self.eff.params)}", loc)
         return self.get(name)
 
     def release(self) -> None:

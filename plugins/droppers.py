@@ -37,7 +37,7 @@ frames; :func:`ibfabric.mpeg.protected`).
 
 from __future__ import annotations
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 from ibfabric.plugins.manager import hookimpl
 
 __all__ = ["Dropper", "NoDropper", "LifetimeDropper", "HeadOfQueueLifetime", "SwitchLifetime", "lifetime_ns"]
@@ -105,7 +105,8 @@ class LifetimeDropper(Dropper):
         options = dict(options)
         unknown = sorted(set(options) - {self.key, "selective"})
         if unknown:
-            raise ConfigError(f"unknown option '{unknown[0]}' for dropper '{self.name}' (valid: {self.key}, selective)")
+            raise ConfigError(f"unknown option '{unknown[0]}' for dropper '{self.name}'"
+                              f"{did_you_mean(unknown[0], (self.key, 'selective'))} (valid: {self.key}, selective)")
         if self.key not in options:
             raise ConfigError(f"dropper '{self.name}' needs '{self.key}' (the limit is 4.096us x 2^{self.key}, "
                               f"{self.key} 0..19; above 19 never)")

@@ -112,8 +112,10 @@ class Registry:
         try:
             return self._items[name]
         except KeyError:
+            from ibfabric.errors import did_you_mean
+
             valid = ", ".join(sorted(self._items)) or "none registered"
-            raise UnknownName(f"unknown {self.role} '{name}' (valid: {valid})") from None
+            raise UnknownName(f"unknown {self.role} '{name}'{did_you_mean(name, self._items)} (valid: {valid})") from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._items

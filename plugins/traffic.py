@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ibfabric.errors import ConfigError, IbfabricError, PluginError
+from ibfabric.errors import ConfigError, IbfabricError, PluginError, did_you_mean
 from ibfabric.plugins.manager import hookimpl
 from ibfabric.plugins.registry import one_line
 
@@ -73,7 +73,8 @@ class TrafficPattern:
         bad = sorted(set(options) - set(self.option_names))
         if bad:
             valid = ", ".join(self.option_names) or "none"
-            raise ConfigError(f"traffic pattern '{self.name}' has no option '{bad[0]}' (valid: {valid})")
+            raise ConfigError(f"traffic pattern '{self.name}' has no option '{bad[0]}'"
+                              f"{did_you_mean(bad[0], self.option_names)} (valid: {valid})")
         self.num_hosts = num_hosts
         self.options = options
         self.rng = rng if rng is not None else np.random.default_rng(0)

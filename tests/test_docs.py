@@ -71,6 +71,7 @@ DATA_KEYS = {
     "qos.options": "<option>", "subnet_manager.smps_lost_by_reason": "<reason>",
     "assimilations[].discarded": "<reason>", "assimilations[].discarded_until_active": "<reason>",
     "qos.utilisation.host_interfaces.ports": "<port>", "qos.utilisation.switch_ports.ports": "<port>",
+    "versions.plugins": "<distribution>",
 }
 
 

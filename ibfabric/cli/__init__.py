@@ -14,11 +14,12 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
 
-from ibfabric.errors import DeadlockError, IbfabricError
+from ibfabric.errors import DeadlockError, IbfabricError, did_you_mean
 from ibfabric.plugins.registry import one_line
 
 __all__ = ["main", "COMMANDS", "add_huge_pages"]
@@ -27,8 +28,17 @@ __all__ = ["main", "COMMANDS", "add_huge_pages"]
 COMMANDS = ["run", "sweep", "saturation", "routes", "plugins", "configs", "topo", "qos", "results", "plot"]
 
 
+#: argparse's message for a value outside ``choices`` (quoted choices from Python 3.12.8 on)
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>.*)'(?P<list> \(choose from (?P<choices>.*)\))$")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, status 2, like every other user error
+        m = _INVALID_CHOICE.search(message)
+        if m is not None:  # the same "did you mean" as every other unknown name
+            choices = [c.strip().strip("'") for c in m.group("choices").split(",")]
+            hint = did_you_mean(m.group("value"), choices)
+            message = message[: m.start("list")] + hint + message[m.start("list") :]
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 

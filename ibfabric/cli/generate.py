@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 
 __all__ = ["add_arguments", "run", "build"]
 
@@ -83,7 +83,7 @@ def build(args):
             return gen.hypercube(args.dim, hosts_per_switch=args.hosts_per_switch, **link), f"hypercube{args.dim}"
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    raise ConfigError(f"unknown topology kind '{args.kind}' (valid: {', '.join(gen.KINDS)})")
+    raise ConfigError(f"unknown topology kind '{args.kind}'{did_you_mean(args.kind, gen.KINDS)} (valid: {', '.join(gen.KINDS)})")
 
 
 def run(args) -> int:

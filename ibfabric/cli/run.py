@@ -86,6 +86,21 @@ def parse_sets(items: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def check_routing_option(key: str, value: str) -> None:
+    """A bare ``--set KEY=VALUE`` is a routing-engine option: refuse one that looks like a module
+    parameter (its key is a parameter's name, or its value has a unit), which lacks its ``**.``."""
+    from ibfabric.configs import known_parameters
+    from ibfabric.units import UnitError, parse_quantity
+
+    try:
+        unit = parse_quantity(value)[1]
+    except UnitError:
+        unit = None
+    if key in known_parameters() or unit is not None:
+        raise ConfigError(f"--set {key}={value}: a module parameter is set by path: did you mean"
+                          f" '**.{key}={value}'? (a bare KEY=VALUE is a routing-engine option, e.g. 'root=1')")
+
+
 def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], float, float]:
     """(topology, strict overrides, convenience overrides, defaults, time, warmup in ns) for *args*.
 
@@ -98,6 +113,9 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
     # A bare KEY (no '.', no '*': not a parameter path) is an option of the routing
     # engine, as with `ibfabric routes`: `--routing file --set path=lfts.dump`.
     options = [f"{k}={v}" for k, v in sets if "." not in k and "*" not in k]
+    for k, v in sets:
+        if "." not in k and "*" not in k:
+            check_routing_option(k, v)
     sets = [(k, v) for k, v in sets if "." in k or "*" in k]
     if options:
         sets.append(("**.routingOptions", '"' + " ".join(options).replace('"', '\\"') + '"'))
@@ -117,10 +135,11 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
         soft.extend(qos_cli.run_overrides(args))
     else:
         option("**.traffic", '""' if args.traffic == "none" else args.traffic, DEFAULTS["traffic"])
-    option("**.load", None if args.load is None else repr(args.load), str(DEFAULTS["load"]))
+    pattern_traffic = args.traffic not in ("none", "cbr")  # the default load goes with the default traffic
+    option("**.load", None if args.load is None else repr(args.load), str(DEFAULTS["load"]) if pattern_traffic else None)
     option("**.packetSize", None if args.packet_size is None else f"{args.packet_size}B", f"{DEFAULTS['packet_size']}B")
     option("**.arrival", args.arrival)
-    if getattr(args, "config", None):  # below the options given (first match wins), above the topology file
+    if getattr(args, "config", None) is not None:  # below the options given, above the topology file; '' is an error
         from ibfabric.configs import overrides
 
         soft.extend(overrides(args.config).items())
@@ -135,11 +154,11 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
 
 
 def _duration(text: str, option: str) -> float:
-    """A duration option in ns; a bare number is an error asking for a unit."""
+    """A duration option in ns; a bare number is an error asking for a unit (:func:`ibfabric.units.parse_duration`)."""
     from ibfabric.units import UnitError, parse_duration
 
     try:
-        return parse_duration(text, bare_unit=None)
+        return parse_duration(text, numbers=False)
     except UnitError as exc:
         raise ConfigError(f"{option} {text}: {exc}") from None
 

@@ -34,7 +34,7 @@ def run(args) -> int:
     sweep = Sweep(exp, sweep_cli.out_dir(args, exp))
     progress = plain_progress(sys.stderr)  # a search runs in rounds: one line per probe
     results = saturation_search(sweep, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed,
-                                progress=progress)
+                                reuse_stale=args.reuse_stale, progress=progress)
     var = exp.saturation["variable"]
     names = [n for n in exp.variables if n != var]
     columns = ["experiment", *names, "repetition", "status", "saturation_load_low", "saturation_load_high",

@@ -32,6 +32,9 @@ def add_common(p) -> None:
                    help="run on a dask.distributed cluster: a scheduler address (tcp://host:8786) or 'local'"
                         " for a LocalCluster of --jobs workers")
     p.add_argument("--retry-failed", action="store_true", help="run failed runs again")
+    p.add_argument("--reuse-stale", action="store_true",
+                   help="keep finished runs made with other versions of ibfabric or its plugins (by default they"
+                        " run again)")
     p.add_argument("--no-progress", action="store_true", help="print one line per run instead of a progress bar")
     add_huge_pages(p)  # (the runs' local processes inherit it; a remote Dask cluster's workers do not)
 
@@ -47,18 +50,31 @@ def run(args) -> int:
     exp = Experiment.from_file(args.experiment)
     sweep = Sweep(exp, out_dir(args, exp))
     specs = exp.runs()
+    exp.check(specs)  # every run builds (not simulated), or nothing runs: one located line
     if args.dry_run:
         for spec in specs:
-            rec = sweep.record(spec.run_id)
-            status = rec["status"] if rec else "to run"
+            status, why = sweep.status(spec.run_id)
+            if why is not None:
+                status = f"{status}, stale: {why}" + ("; kept (--reuse-stale)" if args.reuse_stale else "; to run again")
             print(f"{spec.run_id} rep {spec.repetition} {spec.iterationvars or '-'}: {status}")
         return 0
     report = run_with_progress(sweep, specs, args)
-    print(f"{report.total} runs: {report.done} run now ({report.failed} failed, {report.deadlocked} deadlocked),"
-          f" {report.skipped} already done; {report.wall_s:.1f} s; results in {sweep.out}", file=sys.stderr)
+    print(report_line(report, sweep), file=sys.stderr)
     for rid, err in report.errors:
         print(f"  {rid}: {err}", file=sys.stderr)
     return 1 if report.failed else 0
+
+
+def report_line(report, sweep) -> str:
+    """The line a sweep ends with: what ran, what was there, what was stale."""
+    stale = ""
+    if report.stale:
+        stale = f", {report.stale} of them stale (made with other versions)"
+    kept = ""
+    if report.kept_stale:
+        kept = f" ({report.kept_stale} made with other versions, kept: --reuse-stale)"
+    return (f"{report.total} runs: {report.done} run now ({report.failed} failed, {report.deadlocked} deadlocked"
+            f"{stale}), {report.skipped} already done{kept}; {report.wall_s:.1f} s; results in {sweep.out}")
 
 
 def run_with_progress(sweep, specs, args):
@@ -69,7 +85,7 @@ def run_with_progress(sweep, specs, args):
         raise ConfigError(f"--jobs must be at least 1 (got {args.jobs})")
     if args.no_progress or not sys.stderr.isatty():
         return sweep.run(specs, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed,
-                         progress=plain_progress(sys.stderr))
+                         reuse_stale=args.reuse_stale, progress=plain_progress(sys.stderr))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}"),
@@ -80,4 +96,5 @@ def run_with_progress(sweep, specs, args):
         def show(outcome, report):
             bar.update(task, total=report.total - report.skipped, completed=report.done, failed=report.failed)
 
-        return sweep.run(specs, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed, progress=show)
+        return sweep.run(specs, jobs=args.jobs, dask=args.dask, retry_failed=args.retry_failed,
+                         reuse_stale=args.reuse_stale, progress=show)

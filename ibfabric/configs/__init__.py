@@ -32,7 +32,6 @@ Examples
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import os
@@ -40,8 +39,8 @@ from pathlib import Path
 
 import attrs
 
-from ibfabric.errors import ConfigError
-from ibfabric.tomlpos import Locator, load_only
+from ibfabric.errors import ConfigError, did_you_mean
+from ibfabric.tomlpos import Locator, load_only, read_file
 
 __all__ = ["Config", "Param", "SHIPPED_DIR", "get", "load_file", "overrides", "shipped"]
 
@@ -144,9 +143,7 @@ def _file_config(file: Path, name: str | None, written: str) -> tuple[dict[str, 
 def _known(name: str, pool: dict[str, Config], prefix: str) -> None:
     if name not in pool:
         valid = sorted(pool)
-        close = difflib.get_close_matches(name, valid, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise ConfigError(f"{prefix}no config '{name}'{hint} (valid: {', '.join(valid) or 'none'})")
+        raise ConfigError(f"{prefix}no config '{name}'{did_you_mean(name, valid)} (valid: {', '.join(valid) or 'none'})")
 
 
 def _resolve(cfg: Config, seen: tuple[tuple[str, str], ...]) -> Config:
@@ -193,11 +190,7 @@ def load_file(path: str | os.PathLike) -> dict[str, Config]:
 
 @functools.lru_cache(maxsize=64)
 def _load_file(path: str, mtime_ns: int, size: int) -> dict[str, Config]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    configs, loc = load_only(text, path, "config", "config", "[config.NAME] tables")
+    configs, loc = load_only(read_file(path), path, "config", "config", "[config.NAME] tables")
     if configs is None:
         configs = {}
     if not isinstance(configs, dict):
@@ -213,7 +206,7 @@ def _read_config(name: str, table, loc: Locator, path: str) -> Config:
         raise ConfigError(f"{loc.at(where)}: bad config name {name!r} (no ':' or '/')")
     for key in table:
         if key not in _CONFIG_KEYS:
-            raise ConfigError(f"{loc.at(where + (key,))}: config '{name}': unknown key '{key}' (valid: {', '.join(_CONFIG_KEYS)})")
+            raise ConfigError(f"{loc.at(where + (key,))}: config '{name}': unknown key '{key}'{did_you_mean(key, _CONFIG_KEYS)} (valid: {', '.join(_CONFIG_KEYS)})")
     description = table.get("description", "")
     extends = table.get("extends")
     for key, value in (("description", description), ("extends", extends)):
@@ -246,7 +239,7 @@ def _flatten(table: dict, prefix: str = ""):
     """``(pattern, entry)``: unquoted dotted keys (``sm.lmc = 1``) join back with dots."""
     for key, value in table.items():
         pattern = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, dict) and not {"value", "source"} & set(value):
+        if isinstance(value, dict) and value and not {"value", "source"} & set(value):  # ({} is a bad entry)
             yield from _flatten(value, pattern)
         else:
             yield pattern, value
@@ -265,10 +258,8 @@ def _check_parameter(pattern: str, at: str, name: str) -> None:
     if any(c in last for c in "*?[{") and any(fnmatch.fnmatchcase(k, last) for k in known):
         return
     if last not in known:
-        close = difflib.get_close_matches(last, sorted(known), n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ConfigError(f"{at}: config '{name}': unknown parameter '{last}' in '{pattern}': no module or channel"
-                          f" type declares it{hint}")
+                          f" type declares it{did_you_mean(last, sorted(known))}")
 
 
 @functools.cache
@@ -286,4 +277,4 @@ def known_parameters() -> frozenset[str]:
                 lib.add_source(ned, f"<plugin {reg.plugin}>")
     except Exception:  # a broken plugin is reported when a simulation loads it, not here  # noqa: BLE001
         pass
-    return frozenset(p.name for t in lib for p in getattr(t, "params", ()))
+    return lib.parameter_names()

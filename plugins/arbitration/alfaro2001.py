@@ -52,7 +52,7 @@ from typing import Any
 import attrs
 
 from ibfabric.components.qos import MAX_WEIGHT, SLOTS_PER_FRAME, TABLE_ENTRIES, ClassMap, Demand, slots_for
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 from ibfabric.plugins.manager import hookimpl
 
 __all__ = ["Alfaro2001", "AlfaroPort", "Entry"]
@@ -126,7 +126,7 @@ class Alfaro2001:
         options = dict(options or {})
         unknown = sorted(set(options) - set(cls.option_names))
         if unknown:
-            raise ConfigError(f"unknown alfaro2001 option '{unknown[0]}' (valid: {', '.join(cls.option_names)})")
+            raise ConfigError(f"unknown alfaro2001 option '{unknown[0]}'{did_you_mean(unknown[0], cls.option_names)} (valid: {', '.join(cls.option_names)})")
         return cls(**options)
 
     def options(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import NO_PORT
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 
 __all__ = [
     "SwitchView",
@@ -214,7 +214,8 @@ def parse_options(engine: str, options: Mapping[str, Any] | None, spec: Mapping[
     unknown = sorted(set(options) - set(spec))
     if unknown:
         valid = ", ".join(sorted(spec)) or "none"
-        raise ConfigError(f"unknown option '{unknown[0]}' for routing engine '{engine}' (valid: {valid})")
+        raise ConfigError(f"unknown option '{unknown[0]}' for routing engine '{engine}'{did_you_mean(unknown[0], spec)}"
+                          f" (valid: {valid})")
     out: dict[str, Any] = {}
     for name, (default, convert) in spec.items():
         if name in options:

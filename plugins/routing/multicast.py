@@ -15,7 +15,7 @@ import numpy as np
 
 from ibfabric.components.fabric import FabricGraph
 from ibfabric.components.tables import ForwardingTables
-from ibfabric.errors import ConfigError
+from ibfabric.errors import ConfigError, did_you_mean
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import resolve_switch
@@ -211,7 +211,7 @@ def _options(options: Mapping[str, Any] | None, valid: tuple[str, ...]) -> dict[
     options = dict(options or {})
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        raise ConfigError(f"unknown option '{unknown[0]}' (valid: {', '.join(valid) or 'none'})")
+        raise ConfigError(f"unknown option '{unknown[0]}'{did_you_mean(unknown[0], valid)} (valid: {', '.join(valid) or 'none'})")
     return {k: str(v) for k, v in options.items()}
 
 

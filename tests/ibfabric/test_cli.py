@@ -107,7 +107,7 @@ class TestErrors:
             (["run", FIG1, "--set", "**.routngDelay=1ns"], "ibfabric: error: override '**.routngDelay' matches no parameter"),
             (["run", FIG1, "--set", "sw3.routingDelay=1ns"], "ibfabric: error: override 'sw3.routingDelay' matches no parameter of network 'bermudez2006_fig1' (patterns match full paths"),
             (["run", FIG1, "--arbiter", "fifo"], "ibfabric: error: unknown VL arbiter 'fifo' (valid: iba-vlarb, round-robin"),
-            (["run", FIG1, "--routing", "ospf"], "ibfabric: error: unknown routing engine 'ospf' (valid:"),
+            (["run", FIG1, "--routing", "ospf"], "ibfabric: error: unknown routing engine 'ospf'; did you mean 'spf'? (valid:"),
             (["run", FIG1, "--set", "**.routingDelay=4096B"], "ibfabric: error:"),
             (["run", FIG1, "--time", "soon"], "ibfabric: error: --time soon: 'soon' is not a quantity"),
             (["run", FIG1, "--names", "lid"], f"ibfabric: error: {FIG1}: choosing node names (names='lid') applies"

@@ -151,7 +151,7 @@ class TestErrors:
 
     def test_unknown_name(self):
         msg = one_line_error(configs.get, "kim2008")
-        assert msg.startswith("no config 'kim2008' (did you mean 'kim2007'?)") and "omnetpp-ib" in msg
+        assert msg.startswith("no config 'kim2008'; did you mean 'kim2007'? (valid:") and "omnetpp-ib" in msg
 
     def test_unknown_parameter(self, tmp_path):
         path = write(tmp_path, '[config.a]\nparameters = { "**.vlBuferSize" = "4096B" }\n')

@@ -197,7 +197,7 @@ class TestScenarioFiles:
         ('[[events]]\nat = "5us"\naction = "fail-link"\ntarget = "sw0"\n', 's.toml:4:10: a link target is'),
         ('[[events]]\nat = "5us"\naction = "fail-link"\ntarget = ["sw0", "sw1", "sw2"]\n',
          's.toml:4:10: a link target'),
-        ('[[events]]\nat = "5us"\naction = "set-traffic"\nload = -1\n', "s.toml:4:8: 'load' must be a number >= 0"),
+        ('[[events]]\nat = "5us"\naction = "set-traffic"\nload = -1\n', "s.toml:4:8: 'load' must be a number in [0, 10]"),
         ('[[events]]\nat = "5us"\naction = "set-traffic"\n', "s.toml:1:1: 'set-traffic' needs 'load' or 'pattern'"),
         ('[experiment]\nname = "x"\n', "s.toml:1:1: unknown key 'experiment'"),
         ('[[events]\n', "s.toml:1:"),
@@ -221,9 +221,9 @@ class TestScenarioFiles:
             "fail-link", "fail-node", "restore-link", "link-up", "restore-node", "node-up", "set-traffic"]
         assert s["conservation_ok"] and s["drops_by_reason"]["port-down"] > 0
 
-    def test_an_unknown_node_is_located_when_applied(self):
+    def test_an_unknown_node_is_located_at_its_target_when_applied(self):
         events = scenario_from_text('[[events]]\nat = "5us"\naction = "fail-node"\ntarget = "sw99"\n', "s.toml")
-        with pytest.raises(ConfigError, match=r"^s.toml:1:1: no node 'sw99'"):
+        with pytest.raises(ConfigError, match=r"^s.toml:4:10: no node 'sw99'"):
             small().apply_events(events)
 
     def test_cli_run_scenario(self, tmp_path, capsys):

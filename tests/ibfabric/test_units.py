@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ibfabric.units import UnitError, canonical_unit, convert, dimension, format_quantity, parse_quantity
+from ibfabric.units import UnitError, canonical_unit, convert, dimension, format_quantity, parse_duration, parse_quantity
 
 
 class TestParse:
@@ -56,3 +56,39 @@ class TestFormat:
     def test_integers_print_without_a_point(self):
         assert format_quantity(2.5e9, "bps") == "2500000000bps"
         assert format_quantity(0.1, "ns") == "0.1ns"
+
+
+class TestDurationRule:
+    """One rule for durations everywhere (issue 35): a string needs a unit; only a Python number is ns."""
+
+    @pytest.mark.parametrize("text", ["80", "300000", " 2.5 ", "-5"])
+    def test_a_bare_number_string_asks_for_a_unit(self, text):
+        with pytest.raises(UnitError, match=f"has no unit: a duration needs one, e.g. \"{text.strip()}ns\""):
+            parse_duration(text)
+
+    def test_numbers_are_ns_in_the_api_only(self):
+        assert parse_duration(80) == parse_duration(80.0) == parse_duration("80ns") == 80.0
+        assert parse_duration("0") == parse_duration(0, numbers=False) == 0.0
+        with pytest.raises(UnitError, match='80 has no unit: a duration needs one, e.g. "80ns"'):
+            parse_duration(80, numbers=False)
+        with pytest.raises(UnitError, match="not a duration"):
+            parse_duration(None)
+
+    def test_every_way_in(self, tmp_path):
+        from ibfabric.errors import ConfigError
+        from ibfabric.experiment import Experiment
+        from ibfabric.scenario import scenario_from_text
+        from ibfabric.simulation import parse_time
+
+        head = '[experiment]\nname = "x"\ntopology = "irregular16"\n'
+        for value in ('"80"', "80", '"300000"'):
+            with pytest.raises(ConfigError, match=r"^exp.toml:4:8: bad time( 80)?: .*has no unit.*e\.g\. \""):
+                Experiment.from_text(f"{head}time = {value}\n", "exp.toml")
+        with pytest.raises(ConfigError, match=r"^exp.toml:5:10: bad warmup: '5' has no unit"):
+            Experiment.from_text(f'{head}time = "10us"\nwarmup = "5"\n', "exp.toml")
+        for value in ('"50"', "50"):
+            with pytest.raises(ConfigError, match=r"^s.toml:2:6: bad 'at' .*has no unit"):
+                scenario_from_text(f'[[events]]\nat = {value}\naction = "fail-node"\ntarget = "sw3"\n', "s.toml")
+        with pytest.raises(ConfigError, match="bad run time '80': '80' has no unit"):
+            parse_time("80", "run time")
+        assert parse_time(80) == 80.0

@@ -204,7 +204,7 @@ class TestParameters:
 
     def test_unknown_parameter_in_body(self):
         e = error_of("network n {\n  submodules:\n    sw: Switch { lidd = 3; }\n}")
-        assert str(e) == "t.ned:3:18: unknown parameter 'lidd' of Switch"
+        assert str(e) == "t.ned:3:18: unknown parameter 'lidd' of Switch; did you mean 'lid'?"
 
     def test_wrong_unit(self):
         e = error_of("network n {\n  submodules:\n    sw: Switch { routingDelay = 4096B; }\n}")
@@ -552,13 +552,13 @@ class TestChannels:
 
     def test_unknown_channel_parameter(self):
         e = error_of("network n { submodules: a: HCA; b: HCA;\n connections: a.port[1] <--> Link { lenght = 1m; } <--> b.port[1]; }")
-        assert str(e) == "t.ned:2:37: unknown parameter 'lenght' of Link"
+        assert str(e) == "t.ned:2:37: unknown parameter 'lenght' of Link; did you mean 'length'?"
 
 
 class TestTypesAndNetworks:
     def test_unknown_type(self):
         e = error_of("network n {\n  submodules:\n    a: Swich;\n}")
-        assert str(e) == "t.ned:3:8: unknown type 'Swich'"
+        assert str(e) == "t.ned:3:8: unknown type 'Swich'; did you mean 'Switch'?"
 
     def test_extends_inherits_everything(self):
         net = elaborate(

@@ -115,12 +115,21 @@ class TestLoadNetwork:
         (tmp_path / "b.ned").write_text("package site; network b { submodules: x: Box; }")
         assert load_network(tmp_path / "b.ned").module("b.x").type_name == "site.Box"
 
-    def test_unknown_type_mentions_a_broken_file(self, tmp_path):
+    def test_unknown_type_counts_unrelated_broken_files(self, tmp_path):
+        # an unrelated sibling's syntax error is not quoted (issue 35): it is counted
         (tmp_path / "broken.ned").write_text("simple {")
-        (tmp_path / "topo.ned").write_text("network t { submodules: x: Missing; }")
+        (tmp_path / "other.ned").write_text("network {")
+        (tmp_path / "topo.ned").write_text("network t { submodules: x: Hca; }")
         with pytest.raises(NedError) as info:
             load_network(tmp_path / "topo.ned")
-        assert "unknown type 'Missing'" in str(info.value) and "broken.ned" in str(info.value)
+        assert str(info.value) == (f"{tmp_path / 'topo.ned'}:1:28: unknown type 'Hca'; did you mean 'HCA'?"
+                                   f" (2 other .ned files in {tmp_path} could not be read)")
+
+    def test_unknown_type_quotes_a_broken_file_that_names_it(self, tmp_path):
+        (tmp_path / "missing.ned").write_text("simple Missing {")
+        (tmp_path / "topo.ned").write_text("network t { submodules: x: Missing; }")
+        with pytest.raises(NedError, match=r"unknown type 'Missing' \(note: .*missing.ned:1:17: "):
+            load_network(tmp_path / "topo.ned")
 
     def test_library_is_not_modified(self, tmp_path):
         lib = TypeLibrary.default()

@@ -72,7 +72,7 @@ class TestReservationsBeforeConnections:
             Alfaro2001(**opts)
 
     def test_unknown_option_lists_the_valid_ones(self):
-        with pytest.raises(ConfigError, match=r"unknown alfaro2001 option 'weights' \(valid: be_share, ch_weight"):
+        with pytest.raises(ConfigError, match=r"unknown alfaro2001 option 'weights'; did you mean 'ch_weight'\? \(valid: be_share, ch_weight"):
             Alfaro2001.from_options({"weights": "1"})
 
     def test_registered_through_its_entry_point(self):

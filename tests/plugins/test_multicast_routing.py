@@ -198,7 +198,7 @@ class TestShared:
         assert masks(mft, 0xC000) == [[1, 2], [1, 2, 3], [1]]
         with pytest.raises(ConfigError, match=r"root 'a' is a, which is not a switch"):
             shared(minhop.compute(g), declare_groups("g: b c", g), {"root": "a"})
-        with pytest.raises(ConfigError, match=r"unknown option 'rot' \(valid: root\)"):
+        with pytest.raises(ConfigError, match=r"unknown option 'rot'; did you mean 'root'\? \(valid: root\)"):
             shared(minhop.compute(g), declare_groups("g: b c", g), {"rot": "s2"})
 
 
