@@ -479,7 +479,7 @@ class DynamicSM:
         rec["explored_ns"] = now
         self._emit("smExplored", now)
         fabric, idx = self.discovered_fabric()
-        fabric = fabric.with_lids(lmc=self.lmc)
+        fabric, _ = fabric.with_lmc(self.lmc)  # (the static set-up already warned about LIDs it moved)
         rec["nodes"], rec["links"] = len(idx), len(fabric.links)
         reg = sim.plugins.routing_engines.get(self.engine)
         t0 = time.process_time()

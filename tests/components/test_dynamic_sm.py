@@ -79,6 +79,19 @@ class TestDiscovery:
         assert [n.lid for n in sim.ib_nodes] == [int(static_lids.nodes[i].lid) for i in range(len(sim.ib_nodes))]
         assert s["assimilations"][0]["status"] == "done" and s["conservation_ok"]
 
+    def test_a_dumps_lids_moved_for_its_lmc_are_sent_to_the_ports(self):
+        # the agents know the dump's LIDs (LMC 0); the SM's LMC 1 moves 76 of them (FabricGraph.with_lmc)
+        sim = _load(DUMP, {"**.sm.lmc": "1", "**.routing": "fa", "**.sm.smComputeStep": "10ns"})
+        static = sim.tables.fabric
+        s = _settle(sim)
+        sm = sim.dynamic_sm
+        assert s["assimilations"][0]["status"] == "done"
+        ca_ports = int((~static.is_switch[static.ep_node]).sum())
+        assert s["assimilations"][0]["lid_sets"] == ca_ports == 145  # every CA port: its LMC, if not its LID
+        assert sm.tables.fabric.ep_lid.tolist() == static.ep_lid.tolist()
+        for h in sim.hosts:
+            assert h.sma.lids[h.first_port] == (h.lid, 1)
+
 
 class TestDistribution:
     def test_lft_blocks_per_switch_and_tables_installed(self):
