@@ -207,3 +207,11 @@ class TestAttachments:
         assert [(int(n), int(p)) for n, p in zip(node, port)] == [g.attachment(e) for e in range(len(g.ep_lid))]
         assert g.attachment(g.endpoint_of(4, 1)) == (-1, -1)
         assert g.attachment(g.endpoint_of(3, 1)) == (0, 3) and g.attachment(g.endpoint_of(3, 2)) == (1, 3)
+
+
+def test_doctests():
+    import doctest
+
+    from ibfabric.components import fabric
+
+    assert doctest.testmod(fabric).failed == 0
