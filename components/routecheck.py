@@ -66,7 +66,8 @@ class RouteReport:
 
         lines = [
             f"engine:               {self.engine or '-'}",
-            f"pairs:                {self.pairs}",
+            f"pairs:                {self.pairs} (ordered pairs of endpoints, switches included: the hops and loads below"
+            " are over them)",
             f"unreachable:          {len(self.unreachable)}" + (f" (e.g. {pair(self.unreachable[0])})" if len(self.unreachable) else ""),
             f"loops:                {len(self.loops)}" + (f" (e.g. {pair(self.loops[0])})" if len(self.loops) else ""),
             f"hops:                 mean {self.mean_hops:.3f}, max {self.max_hops} (minimum possible: mean {self.mean_min_hops:.3f})",

@@ -257,6 +257,8 @@ def run_compare(args) -> int:
                   f"{f.mean_routes:.1f}", str(f.max_up) if f.max_up else "-", str(f.max_down) if f.max_down else "-",
                   f"{f.uniform_worst:.3f}", str(f.shift_worst), f"{f.shift_mean:.2f}", str(f.sls), str(f.vls), free)
     Console(width=200).print(t)
+    print("hops: links per route, over the routes between CAs only ('routes --check' counts every ordered pair of"
+          " endpoints, switches included, so its mean differs)")
     print("uniform worst: the busiest switch link's load when every CA sends at full rate to all others "
           "(1.0 = that link saturates exactly); up/down: links leading away from / towards the CAs")
     for line in errors:
