@@ -10,6 +10,7 @@ import numpy as np
 
 from ibfabric._arrays import unique
 from ibfabric.errors import ConfigError
+from ibfabric.wording import counted
 
 __all__ = ["add_parser", "run", "parse_sets", "tables_json"]
 
@@ -210,9 +211,9 @@ def run(args) -> int:
 
         groups = tables.mft.groups
         problems = check_groups(tables.mft) if groups else check_multicast(tables.mft)
-        what = f"{len(groups)} groups ({tables.mft.engine or 'from ' + args.mfts}), " if groups else ""
-        print(f"multicast: {what}{len(tables.mft.mlids)} MLIDs, "
-              f"{'no problems' if not problems else f'{len(problems)} problems'}")
+        what = f"{counted(len(groups), 'group')} ({tables.mft.engine or 'from ' + args.mfts}), " if groups else ""
+        print(f"multicast: {what}{counted(len(tables.mft.mlids), 'MLID')}, "
+              f"{'no problems' if not problems else counted(len(problems), 'problem')}")
         for line in problems[:20]:
             print(f"  {line}")
         if len(problems) > 20:
@@ -236,8 +237,9 @@ def run_compare(args) -> int:
     fabric = fabric_with_lmc(args)
     plugins = PluginSet.load()
     engines = {name: plugins.routing_engines[name] for name in args.compare}  # unknown names fail before any work
-    t = Table(show_header=True, header_style="bold", title=f"{args.topology}: {len(fabric.switches)} switches, "
-              f"{int((~fabric.is_switch).sum())} CAs; routes and loads between CAs")
+    t = Table(show_header=True, header_style="bold", title=f"{args.topology}:"
+              f" {counted(len(fabric.switches), 'switch', 'switches')}, {counted(int((~fabric.is_switch).sum()), 'CA')};"
+              " routes and loads between CAs")
     heads = ("engine", "time s", "hops mean", "hops max", "routes/link max", "mean", "up max", "down max",
              "uniform worst", "shift worst", "shift mean", "SLs", "VLs", "deadlock-free")
     for h in heads:
@@ -252,7 +254,7 @@ def run_compare(args) -> int:
             continue
         free = "yes" if f.deadlock_free else "NO"
         if f.unreachable:
-            free += f" ({f.unreachable} pairs unrouted)"
+            free += f" ({counted(f.unreachable, 'pair')} unrouted)"
         t.add_row(name, f"{f.seconds:.3f}", f"{f.mean_hops:.3f}", str(f.max_hops), str(f.max_routes),
                   f"{f.mean_routes:.1f}", str(f.max_up) if f.max_up else "-", str(f.max_down) if f.max_down else "-",
                   f"{f.uniform_worst:.3f}", str(f.shift_worst), f"{f.shift_mean:.2f}", str(f.sls), str(f.vls), free)

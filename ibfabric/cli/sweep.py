@@ -21,7 +21,9 @@ def add_parser(sub):
     )
     p.add_argument("experiment", metavar="EXPERIMENT")
     add_common(p)
-    p.add_argument("--dry-run", action="store_true", help="list the runs (and which are done) without running")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the runs (and which are done) without running, then count them: to do, done, and the"
+                   " other results in OUT/runs (saturation probes, runs of an earlier version of the file)")
     return p
 
 
@@ -48,17 +50,40 @@ def run(args) -> int:
     sweep = Sweep(exp, out_dir(args, exp))
     specs = exp.runs()
     if args.dry_run:
-        for spec in specs:
-            rec = sweep.record(spec.run_id)
-            status = rec["status"] if rec else "to run"
-            print(f"{spec.run_id} rep {spec.repetition} {spec.iterationvars or '-'}: {status}")
+        dry_run(sweep, specs, args.retry_failed)
         return 0
     report = run_with_progress(sweep, specs, args)
-    print(f"{report.total} runs: {report.done} run now ({report.failed} failed, {report.deadlocked} deadlocked),"
+    from ibfabric.wording import counted
+
+    print(f"{counted(report.total, 'run')}: {report.done} run now ({report.failed} failed, {report.deadlocked} deadlocked),"
           f" {report.skipped} already done; {report.wall_s:.1f} s; results in {sweep.out}", file=sys.stderr)
     for rid, err in report.errors:
         print(f"  {rid}: {err}", file=sys.stderr)
     return 1 if report.failed else 0
+
+
+def dry_run(sweep, specs, retry_failed: bool) -> None:
+    """List every run and its status (stdout), then one line of counts (stderr, as a sweep's own)."""
+    from ibfabric.wording import counted
+
+    statuses: dict[str, str] = {}
+    for spec in specs:
+        rec = sweep.record(spec.run_id)
+        status = rec["status"] if rec else "to run"
+        statuses[spec.run_id] = status
+        print(f"{spec.run_id} rep {spec.repetition} {spec.iterationvars or '-'}: {status}")
+    sys.stdout.flush()
+    todo = sum(1 for s in statuses.values() if s == "to run" or (retry_failed and s == "failed"))
+    failed = sum(1 for s in statuses.values() if s == "failed")
+    others = [p.name for p in (sweep.runs_dir.iterdir() if sweep.runs_dir.is_dir() else ())
+              if not p.name.startswith(".") and p.name not in statuses and (p / "run.json").is_file()]
+    done = len(statuses) - todo
+    failures = f" ({failed} failed{', to retry' if retry_failed else ''})" if failed else ""
+    line = f"{counted(len(statuses), 'run')}: {todo} to do, {done} done{failures}"
+    if others:
+        line += (f"; {sweep.runs_dir} also holds {counted(len(others), 'other run')} (saturation probes, or runs of"
+                 f" an earlier version of the file)")
+    print(line, file=sys.stderr)
 
 
 def run_with_progress(sweep, specs, args):
