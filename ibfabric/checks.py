@@ -25,6 +25,9 @@ Warnings
     - An empty measurement window (the run ends at or before the warm-up).
     - A saturated fabric (see :mod:`ibfabric.measure`); a failed packet
       conservation check.
+    - A run that ends while the dynamic subnet manager is still assimilating
+      a change: how long it has been at it, what it is doing, when a
+      computation under way ends, and a longer ``--time`` to try.
 """
 
 from __future__ import annotations
@@ -169,7 +172,8 @@ def _check_routes(sim: Simulation) -> None:
 
 
 def result_warnings(sim: Simulation, summary: dict[str, Any]) -> list[str]:
-    """The warnings a run's results call for: empty window, saturation, failed conservation."""
+    """The warnings a run's results call for: empty window, saturation, failed conservation, the dynamic
+    subnet manager still recovering."""
     out = []
     if summary["window_ns"] <= 0:
         out.append(f"the measurement window is empty: the simulation is at {sim.now:g} ns, not after the warm-up"
@@ -179,4 +183,11 @@ def result_warnings(sim: Simulation, summary: dict[str, Any]) -> list[str]:
                    " (accepted load is the throughput it sustains)")
     if not summary["conservation_ok"]:
         out.append("packet conservation check failed: injected != delivered + dropped + in flight")
+    if summary.get("assimilations"):
+        from ibfabric.components.sm.report import unfinished_warning
+
+        sm = sim.dynamic_sm
+        recovering = unfinished_warning(summary, sim.now, sm.compute_end, sm.compute_after)
+        if recovering:
+            out.append(recovering)
     return out
