@@ -314,7 +314,7 @@ class TestRoutesCli:
         ned = Path(__file__).resolve().parents[2] / "topologies" / "irregular16.ned"
         assert main(["routes", str(ned), "--routing", "updn", "--groups", "g: 0..5 senders=7", "--multicast-routing",
                      "shared", "--multicast-set", "root=sw3", "--check"]) == 0
-        assert "multicast: 1 groups (shared), 1 MLIDs, no problems" in capsys.readouterr().out
+        assert "multicast: 1 group (shared), 1 MLID, no problems" in capsys.readouterr().out
         assert main(["routes", str(ned), "--groups", "g: 0 999", "--check"]) == 2
         err = capsys.readouterr().err
         assert err.strip().endswith("--groups: multicastGroups: group 'g': host index 999 is out of range (the network"
@@ -341,7 +341,7 @@ class TestRoutesCli:
         monkeypatch.setattr(ibfabric.topologies, "load_network", fail)
         ned = Path(__file__).resolve().parents[2] / "topologies" / "irregular16.ned"
         assert main(["routes", str(ned), "--routing", "updn", "--groups", "g: 0 1", "--check"]) == 0
-        assert "multicast: 1 groups (source-based), 2 MLIDs, no problems" in capsys.readouterr().out
+        assert "multicast: 1 group (source-based), 2 MLIDs, no problems" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("module", ["ibfabric.components.mgroups", "ibfabric.components.mtrees",
