@@ -201,13 +201,14 @@ class TestThirdPartyPackage:
 #: ibfabric's tests that look at the names registered for a role: none may assume that no other plugin is
 #: installed (they assert that the built-ins are there, or build what they expect from the registry).
 NAME_LISTING_TESTS = [
-    "tests/plugins/test_manager.py::TestRegistry",
-    "tests/ibfabric/test_cli.py::TestErrors",
+    "tests/plugins/test_manager.py::TestRegistry::test_unknown_name_lists_the_valid_ones",
+    "tests/ibfabric/test_cli.py::TestErrors::test_one_line_errors",
+    "tests/ibfabric/test_cli.py::TestErrors::test_unknown_arbiter_lists_every_registered_one",
     "tests/ibfabric/test_cli.py::TestPluginsAndTopo::test_plugins_lists_roles_and_origins",
-    "tests/plugins/test_multicast_routing.py::TestPluginRole",
+    "tests/plugins/test_multicast_routing.py::TestPluginRole::test_listed_with_the_other_roles",
     "tests/components/test_multicast_groups.py::TestSubnetManager::test_errors_are_located_at_the_subnet_manager",
     "tests/components/test_qos_sim.py::TestSetUp::test_unknown_policy_lists_the_valid_ones",
-    "tests/plugins/routing/test_engines.py::TestRegistry",
+    "tests/plugins/routing/test_engines.py::TestRegistry::test_unknown_engine_lists_the_valid_ones",
     "tests/plugins/test_selectors.py::TestSelectors::test_registered",
     "tests/test_docs.py::test_the_built_in_patterns_are_found",
 ]
