@@ -33,7 +33,7 @@ from .validate import MAX_UNICAST_LID
 if TYPE_CHECKING:
     import networkx as nx  # imported where used: a simulation run never needs it
 
-__all__ = ["Link", "NodeSpec", "FabricGraph", "MAX_UNICAST_LID", "node_spec"]
+__all__ = ["Link", "NodeSpec", "FabricGraph", "MAX_UNICAST_LID", "node_spec", "moved_lids_message"]
 
 
 def _frozen_dict(m: Mapping | None) -> dict:
@@ -273,6 +273,13 @@ class FabricGraph:
                 ep_lid[e] = lid
                 while cursor <= MAX_UNICAST_LID and used[cursor]:
                     cursor += 1
+        return self._with_endpoint_lids(ep_lid, ep_lmc)
+
+    def _with_endpoint_lids(self, ep_lid: np.ndarray, ep_lmc: np.ndarray) -> "FabricGraph":
+        """A copy whose endpoints have these LIDs and LMCs (a CA's LMC: its first endpoint's)."""
+        by_node: dict[int, list[int]] = {}
+        for e in range(len(ep_lid)):
+            by_node.setdefault(int(self.ep_node[e]), []).append(e)
         nodes = []
         for i, nd in enumerate(self.nodes):
             eps = by_node.get(i, [])
@@ -283,6 +290,78 @@ class FabricGraph:
             extra = {int(self.ep_port[e]): int(ep_lid[e]) for e in eps[1:]}
             nodes.append(attrs.evolve(nd, lid=int(ep_lid[first]), lmc=int(ep_lmc[first]), port_lids=extra))
         return FabricGraph(nodes, self.links, sm_node=self.sm_node, name=self.name)
+
+    def with_lmc(self, lmc: int) -> tuple["FabricGraph", list[tuple[int, int, int]]]:
+        """A copy in which every CA port owns ``2**lmc`` aligned LIDs, as a subnet manager whose LMC
+        is *lmc* makes it, and the LIDs it moved to get there.
+
+        A real fabric's LIDs (an ibnetdiscover dump, a NED file) were given with
+        some other LMC, usually 0: consecutive ports hold consecutive LIDs, so few
+        of them can grow into a block of ``2**lmc``.  As OpenSM does when its LMC
+        is raised, a CA port keeps its LID when the block ``lid .. lid + 2**lmc - 1``
+        is aligned (a multiple of ``2**lmc``) and no LID of it belongs to a port
+        kept before (switches first, then CA ports breadth-first from the subnet
+        manager's node, ports in increasing order); a CA port with a larger LMC of
+        its own keeps its range.  The other CA ports are given new blocks, as
+        :meth:`with_lids` gives missing LIDs (the lowest free aligned block, in
+        the same order); switches keep their LIDs.  With *lmc* 0 nothing moves.
+
+        Returns
+        -------
+        fabric : FabricGraph
+            Every endpoint with a LID.
+        moved : list of (int, int, int)
+            ``(endpoint, old LID, new LID)`` of every CA port whose LID changed.
+
+        Raises
+        ------
+        ConfigError
+            If *lmc* is not in 0..7.
+        TopologyError
+            If the unicast LIDs run out.
+
+        Examples
+        --------
+        >>> g = FabricGraph([NodeSpec("s", True, 3, lid=1), NodeSpec("a", False, 1, lid=2),
+        ...                  NodeSpec("b", False, 1, lid=3)], [Link(0, 1, 1, 1), Link(0, 2, 2, 1)], sm_node=1)
+        >>> g2, moved = g.with_lmc(1)
+        >>> moved  # b's LID 3 is in a's block 2..3: b moves to the next free block
+        [(2, 3, 4)]
+        >>> g2.ep_lid.tolist(), g2.ep_lmc.tolist()
+        ([1, 2, 4], [0, 1, 1])
+        """
+        problem = validate.lmc_problem(lmc)
+        if problem:
+            raise ConfigError(problem)
+        if lmc == 0:
+            return self.with_lids(0), []
+        step = 1 << lmc
+        ep_lid, ep_lmc = self.ep_lid.copy(), self.ep_lmc.copy()
+        used = np.zeros(MAX_UNICAST_LID + 2, dtype=bool)
+        for e in np.flatnonzero((ep_lid > 0) & self.is_switch[self.ep_node]).tolist():
+            used[ep_lid[e] : ep_lid[e] + (1 << int(ep_lmc[e]))] = True
+        by_node: dict[int, list[int]] = {}
+        for e in np.flatnonzero(~self.is_switch[self.ep_node]).tolist():
+            by_node.setdefault(int(self.ep_node[e]), []).append(e)
+        moved: list[tuple[int, int]] = []
+        for node in self.bfs_order(self.sm_node):
+            for e in by_node.get(node, []):
+                lid, own = int(ep_lid[e]), int(ep_lmc[e])
+                if own < lmc:
+                    ep_lmc[e] = lmc
+                if not lid:
+                    continue  # with_lids gives it a block
+                size = 1 << int(ep_lmc[e])
+                if (own >= lmc or lid % step == 0) and lid + size - 1 <= MAX_UNICAST_LID and not used[lid : lid + size].any():
+                    used[lid : lid + size] = True
+                else:
+                    moved.append((e, lid))
+                    ep_lid[e] = 0
+        # a CA's ports share its LMC: the node takes its first port's
+        for eps in by_node.values():
+            ep_lmc[eps] = ep_lmc[eps[0]]
+        fabric = self._with_endpoint_lids(ep_lid, ep_lmc).with_lids(lmc)
+        return fabric, [(e, old, int(fabric.ep_lid[e])) for e, old in moved]
 
     # ------------------------------------------------------------ structure
 
@@ -592,3 +671,18 @@ def _parse_port_lids(text: str) -> dict[int, int]:
         port, _, lid = item.partition(":")
         out[int(port)] = int(lid, 0)
     return out
+
+
+def moved_lids_message(fabric: FabricGraph, moved: Sequence[tuple[int, int, int]], lmc: int, shown: int = 3) -> str:
+    """One line saying which LIDs :meth:`FabricGraph.with_lmc` moved (the first *shown* of them).
+
+    >>> g = FabricGraph([NodeSpec("s", True, 3, lid=1), NodeSpec("a", False, 1, lid=2),
+    ...                  NodeSpec("b", False, 1, lid=3)], [Link(0, 1, 1, 1), Link(0, 2, 2, 1)], sm_node=1)
+    >>> moved_lids_message(*g.with_lmc(1), 1)
+    'LMC 1 gives every CA port 2 aligned LIDs: the LIDs of 1 of 2 CA ports were reassigned (b port 1: 3 -> 4)'
+    """
+    cas = int((~fabric.is_switch[fabric.ep_node]).sum())
+    examples = ", ".join(f"{fabric.endpoint_name(e)}: {old} -> {new}" for e, old, new in moved[:shown])
+    more = ", ..." if len(moved) > shown else ""
+    return (f"LMC {lmc} gives every CA port {1 << lmc} aligned LIDs: the LIDs of {len(moved)} of {cas} CA ports"
+            f" were reassigned ({examples}{more})")

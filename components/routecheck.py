@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 import attrs
 import numpy as np
 
+from ibfabric.wording import counted
+
 from .fabric import FabricGraph
 from .opensm import short_names
 from .tables import NO_PORT, ForwardingTables
@@ -64,11 +66,12 @@ class RouteReport:
 
         lines = [
             f"engine:               {self.engine or '-'}",
-            f"pairs:                {self.pairs}",
+            f"pairs:                {self.pairs} (ordered pairs of endpoints, switches included: the hops and loads below"
+            " are over them)",
             f"unreachable:          {len(self.unreachable)}" + (f" (e.g. {pair(self.unreachable[0])})" if len(self.unreachable) else ""),
             f"loops:                {len(self.loops)}" + (f" (e.g. {pair(self.loops[0])})" if len(self.loops) else ""),
             f"hops:                 mean {self.mean_hops:.3f}, max {self.max_hops} (minimum possible: mean {self.mean_min_hops:.3f})",
-            f"longer than minimum:  {self.longer_than_minimum} pairs, at most +{self.max_extra_hops} hops",
+            f"longer than minimum:  {counted(self.longer_than_minimum, 'pair')}, at most +{counted(self.max_extra_hops, 'hop')}",
             f"link load:            max {self.max_link_load}, mean {self.mean_link_load:.2f} routes per directed link",
             f"explicit entries:     {int(self.explicit_entries.sum())} ({int(self.explicit_entries.min(initial=0))}..{int(self.explicit_entries.max(initial=0))} per switch), default ports: {self.default_ports}",
             f"channel dependencies: {self.cdg_edges} between {self.cdg_channels} channels, "

@@ -1,7 +1,9 @@
 """The subnet manager (static version).
 
 At time 0 (init stage 2) it reads the subnet from the built network, gives a
-LID to every port that has none (breadth-first from the node it runs on),
+LID to every port that has none (breadth-first from the node it runs on;
+with ``lmc`` above 0 it also moves the LIDs that do not give a CA port
+``2**lmc`` aligned LIDs, as OpenSM does),
 runs the routing-engine plugin named by its ``routing`` parameter and
 installs the resulting forwarding tables in every switch.  With multicast
 groups declared (``multicastGroups``), the multicast-routing plugin named by
@@ -21,7 +23,7 @@ import numpy as np
 from ibfabric.errors import ConfigError, IbfabricError, PluginError
 from ibfabric.kernel import Module
 
-from .fabric import FabricGraph, Link, node_spec
+from .fabric import FabricGraph, Link, moved_lids_message, node_spec
 from .node import STAGE_SUBNET, IBNode, parse_options
 from .tables import NO_PORT, ForwardingTables
 
@@ -67,7 +69,10 @@ class SubnetManager(Module):
 
         The fabric is the simulation's IB nodes with the SM at the node named by
         the ``node`` parameter; missing LIDs are assigned with the ``lmc``
-        parameter and pushed to the nodes; the engine named by ``routing``
+        parameter, and with ``lmc`` above 0 the LIDs that do not give a CA
+        port ``2**lmc`` aligned LIDs are reassigned (a warning says which:
+        :meth:`FabricGraph.with_lmc <ibfabric.components.fabric.FabricGraph.with_lmc>`);
+        the LIDs are pushed to the nodes; the engine named by ``routing``
         (with ``routingOptions``) computes the forwarding tables, and the
         multicast groups of ``multicastGroups``, if any, are routed into them.
 
@@ -90,10 +95,13 @@ class SubnetManager(Module):
             raise ConfigError(f"{self.path}: the network has no InfiniBand nodes")
         sm_node = self._locate(nodes)
         fabric = self._declared = fabric_of(nodes, sm_node)
+        lmc = int(self.params["lmc"])
         try:
-            fabric = fabric.with_lids(lmc=int(self.params["lmc"]))
+            fabric, moved = fabric.with_lmc(lmc)
         except IbfabricError as exc:
             raise type(exc)(f"{self.path}: {exc}") from None
+        if moved:  # LIDs from a dump or a NED file, given with a smaller LMC
+            sim.warn(f"{self.path}: {moved_lids_message(fabric, moved, lmc)}")
         self._push_lids(nodes, fabric)
         name = str(self.params["routing"])
         reg = sim.plugins.routing_engines.get(name)

@@ -297,8 +297,11 @@ def lid_owners(graph: "FabricGraph") -> np.ndarray:
             where = graph.nodes[int(graph.ep_node[e])].where
             lid = lo + int(np.argmax(clash >= 0))
             lmc = "" if hi == lo + 1 else f" (its LMC range is {lo}..{hi - 1})"
+            ranges = lmcs[[other, e]].any()
+            hint = (" (to give ports more LIDs, leave the nodes' 'lmc' and set the subnet manager's: it moves the"
+                    " LIDs that leave no room)") if ranges else ""
             raise TopologyError(located(where, f"LID {lid} is used by both {graph.endpoint_name(other)} and "
-                                               f"{graph.endpoint_name(e)}{lmc}; LIDs must be unique"))
+                                               f"{graph.endpoint_name(e)}{lmc}; LIDs must be unique{hint}"))
         owner[lo:hi] = e
     return owner
 

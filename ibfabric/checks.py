@@ -11,6 +11,9 @@ Errors
     A traffic source's ``load`` above :data:`MAX_LOAD`.
 
 Warnings
+    - A fabric that is not connected (a gate left unconnected in a compound
+      module can cut a switch off): the nodes outside its largest connected
+      part, the first :data:`SHOWN_NODES` of them named, get no routes.
     - Routes with a cycle in their channel dependency graph (as ``ibfabric
       routes --check`` reports it): the network may deadlock.  Every
       endpoint pair is walked up to :data:`ROUTE_CHECK_PAIRS` pairs; above
@@ -24,6 +27,9 @@ Warnings
     - An empty measurement window (the run ends at or before the warm-up).
     - A saturated fabric (see :mod:`ibfabric.measure`); a failed packet
       conservation check.
+    - A run that ends while the dynamic subnet manager is still assimilating
+      a change: how long it has been at it, what it is doing, when a
+      computation under way ends, and a longer ``--time`` to try.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from ibfabric.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from ibfabric.simulation import Simulation
 
-__all__ = ["IbfabricWarning", "MAX_LOAD", "NO_TRAFFIC", "ROUTE_CHECK_PAIRS", "check_built", "result_warnings"]
+__all__ = ["IbfabricWarning", "MAX_LOAD", "NO_TRAFFIC", "ROUTE_CHECK_PAIRS", "SHOWN_NODES", "check_built",
+           "result_warnings"]
 
 #: The highest offered load a traffic source accepts, a multiple of its link's data rate.  Past 1 a
 #: source is overloaded: the surplus only waits at the source, and the summary's exact count of the
@@ -47,6 +54,9 @@ MAX_LOAD = 10.0
 #: Endpoint pairs walked to look for a channel-dependency cycle before sampling sources instead
 #: (about 0.2 s of numpy work; walking them all is quadratic in the endpoints).
 ROUTE_CHECK_PAIRS = 1 << 18
+
+#: Nodes a warning about a fabric that is not connected names (then "...").
+SHOWN_NODES = 5
 
 
 class IbfabricWarning(UserWarning):
@@ -63,6 +73,7 @@ def check_built(sim: Simulation) -> None:
     """
     _check_loads(sim)
     _check_no_traffic(sim)
+    _check_connected(sim)
     _check_traffic(sim)
     _check_routes(sim)
 
@@ -95,6 +106,36 @@ def _check_no_traffic(sim: Simulation) -> None:
         shown = f"{loads[0]:g}" if len(loads) == 1 else f"{loads[0]:g}..{loads[-1]:g}"
         sim.warn(f"{NO_TRAFFIC} {len(idle)} of {len(sim.hosts)} hosts have a load ({shown}) but no traffic pattern"
                  " ('traffic' is \"\"), so they send nothing; set '**.traffic', e.g. \"uniform\"")
+
+
+def _check_connected(sim: Simulation) -> None:
+    """Warn when the IB nodes are not all linked together, naming those outside the largest part."""
+    nodes = sim.ib_nodes
+    index = {id(n): i for i, n in enumerate(nodes)}
+    part = [-1] * len(nodes)
+    sizes = []
+    for start in range(len(nodes)):
+        if part[start] >= 0:
+            continue
+        k = len(sizes)
+        part[start], stack, size = k, [start], 0
+        while stack:
+            x = stack.pop()
+            size += 1
+            for peer, _, _ in nodes[x].links.values():
+                y = index[id(peer)]
+                if part[y] < 0:
+                    part[y] = k
+                    stack.append(y)
+        sizes.append(size)
+    if len(sizes) <= 1:
+        return
+    main = max(range(len(sizes)), key=lambda k: sizes[k])  # the largest part (the first of equal ones)
+    cut = [n for i, n in enumerate(nodes) if part[i] != main]
+    names = ", ".join(n.path.partition(".")[2] or n.path for n in cut[:SHOWN_NODES])
+    more = f", ... ({len(cut)} in all)" if len(cut) > SHOWN_NODES else ""
+    sim.warn(f"the fabric is not connected: {len(cut)} of {len(nodes)} InfiniBand nodes cannot reach the others"
+             f" ({names}{more}); no route leads to them from the rest (a gate left unconnected?)")
 
 
 def _check_traffic(sim: Simulation) -> None:
@@ -148,7 +189,8 @@ def _check_routes(sim: Simulation) -> None:
 
 
 def result_warnings(sim: Simulation, summary: dict[str, Any]) -> list[str]:
-    """The warnings a run's results call for: empty window, saturation, failed conservation."""
+    """The warnings a run's results call for: empty window, saturation, failed conservation, the dynamic
+    subnet manager still recovering."""
     out = []
     if summary["window_ns"] <= 0:
         out.append(f"the measurement window is empty: the simulation is at {sim.now:g} ns, not after the warm-up"
@@ -158,4 +200,11 @@ def result_warnings(sim: Simulation, summary: dict[str, Any]) -> list[str]:
                    " (accepted load is the throughput it sustains)")
     if not summary["conservation_ok"]:
         out.append("packet conservation check failed: injected != delivered + dropped + in flight")
+    if summary.get("assimilations"):
+        from ibfabric.components.sm.report import unfinished_warning
+
+        sm = sim.dynamic_sm
+        recovering = unfinished_warning(summary, sim.now, sm.compute_end, sm.compute_after)
+        if recovering:
+            out.append(recovering)
     return out

@@ -262,6 +262,7 @@ class Experiment:
         self.repeat = self._get("experiment", "repeat", int, "an integer", default=1, low=1)
         self.seed = self._get("experiment", "seed", int, "an integer", default=1, low=0)
         self._read_iterations(data.get("iterations", {}))
+        self._searched_variable(data)
         self._axes = self._read_together(exp.get("together", []))
         self._read_templates(exp, data.get("parameters", {}))
         self._events = event_templates(data.get("events", []), self._error, self._check_template)
@@ -334,6 +335,18 @@ class Experiment:
             if name in _BUILTINS:
                 raise self._error(("iterations", name), f"'{name}' is a built-in variable ({', '.join(_BUILTINS)})")
             self._values[name] = parse_values(value, self._loc.at(("iterations", name), value=True))
+            self.variables.append(name)
+
+    def _searched_variable(self, data: dict) -> None:
+        """The [saturation] variable, when the file uses it (``${load}``) but [iterations] does not list
+        it: an iteration variable whose values are the search's 'low' and 'high' (a sweep runs those)."""
+        table = data.get("saturation")
+        name = table.get("variable") if isinstance(table, dict) else None
+        if not isinstance(name, str) or name in self._values or name in _BUILTINS or not _IDENT.fullmatch(name):
+            return
+        rest = repr({k: v for k, v in data.items() if k != "saturation"})
+        if re.search(r"\$\{\s*" + re.escape(name) + r"\s*\}", rest):  # (else [saturation] names no variable)
+            self._values[name] = [table.get("low"), table.get("high")]
             self.variables.append(name)
 
     def _read_together(self, together: Any) -> list[tuple[tuple[str, ...], list[tuple]]]:

@@ -1,11 +1,20 @@
 """The figure of a sweep: one statistic against another, typically latency against load.
 
 Each point is one configuration of the sweep, its repetitions aggregated
-(:func:`ibfabric.collect.aggregate`): x is the mean of the x statistic, y the
-mean of the y statistic, and a shaded band is the 95 % confidence interval
-of y when the configuration was repeated.  Points are joined in order of x,
-one line per value of the *hue* variable, one subplot per value of the
-*facet* variable.
+(:func:`ibfabric.collect.aggregate`): x is the mean of the x statistic (or
+the value of a numeric iteration variable), y the mean of the y statistic,
+and a shaded band is the 95 % confidence interval of y when the
+configuration was repeated.  Points are joined in order of x, one line per
+value of the *hue* variable, one subplot per value of the *facet* variable;
+each line has its own colour, marker and line style, so that a grayscale
+print tells them apart.
+
+The confidence interval of a handful of repetitions can reach below zero
+(two repetitions: ``mean ± 12.7 std``).  When no run's value of y is
+negative (latencies, loads, counts: every statistic ibfabric writes) the
+band stops at 0, and on a logarithmic axis (*logy*) at the smallest
+positive value plotted (a mean or a band's edge), instead of running off
+the bottom of the axis.
 
 Matplotlib is optional (``pip install 'ibfabric[plot]'``) and imported only
 here, when a figure is drawn.  Figures are drawn on a non-interactive Agg
@@ -28,8 +37,8 @@ from ibfabric.results import atomic_path
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["DPI", "FORMATS", "PANEL_SIZE", "check_format", "default_path", "label", "make_figure", "plot",
-           "require_matplotlib", "save"]
+__all__ = ["DPI", "FORMATS", "LINE_STYLES", "MARKERS", "PANEL_SIZE", "check_format", "default_path", "label",
+           "make_figure", "plot", "require_matplotlib", "save"]
 
 #: Size of one subplot, in inches (a figure of several facets is a grid of them).
 PANEL_SIZE = (5.0, 3.5)
@@ -41,6 +50,9 @@ MAX_COLUMNS = 3
 FORMATS = (".png", ".svg", ".pdf")
 
 _STAT_WORDS = ("mean", "p50", "p99", "max", "min")
+#: Markers and line styles of the lines, in order (with the colours C0..C9 they tell lines apart in grayscale).
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINE_STYLES = ("-", "--", ":", "-.")
 
 
 def _words(name: str) -> str:
@@ -92,13 +104,36 @@ def require_matplotlib() -> None:
         raise ConfigError("plotting needs matplotlib: pip install 'ibfabric[plot]'") from None
 
 
-def _aggregated(source: str | os.PathLike | Table) -> Table:
+def _aggregated(source: str | os.PathLike | Table) -> tuple[Table, dict[str, float]]:
+    """The aggregated table of *source*, and the smallest value of each statistic over its runs
+    (over the means when *source* is aggregated already)."""
     if not isinstance(source, Table):
         # timing statistics kept: events_per_s against offered_load is a fair thing to plot
-        return aggregate(collect(source, timing=True))
+        source = collect(source, timing=True)
     if tuple(source.columns[-len(AGGREGATE_COLUMNS):]) == AGGREGATE_COLUMNS:
-        return source
-    return aggregate(source)
+        stat_i = source.columns.index("statistic")
+        return source, _smallest((row[stat_i], row[stat_i + 2]) for row in source.rows)
+    stat_i = len(source.columns) - 2
+    return aggregate(source), _smallest((row[stat_i], row[stat_i + 1]) for row in source.rows)
+
+
+def _smallest(pairs) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for stat, value in pairs:
+        if isinstance(value, (int, float)) and not math.isnan(value):
+            out[stat] = min(out.get(stat, math.inf), value)
+    return out
+
+
+def _did_you_mean(name: str, valid) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def check_format(path: str | os.PathLike) -> str:
@@ -120,15 +155,20 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
     source : path or Table
         A sweep output directory, or a table from
         :func:`ibfabric.collect.collect` or :func:`ibfabric.collect.aggregate`.
-    x, y : str
-        Statistic names, e.g. ``"offered_load"`` and ``"latency_mean"``.
+    x : str
+        A statistic, e.g. ``"offered_load"``, or an iteration variable with
+        numeric values, e.g. ``"load"`` (a statistic of that name wins).
+    y : str
+        A statistic, e.g. ``"latency_mean"``.
     hue : str, optional
         An iteration variable: one line per value.
     facet : str, optional
         An iteration variable: one subplot per value.
     title : str, optional
     logy : bool
-        A logarithmic y axis.
+        A logarithmic y axis.  A confidence band of a statistic no run
+        has negative stops at 0, and on a log axis at the smallest
+        positive value plotted (see the module docstring).
     unsaturated : bool
         Leave out the configurations in which any repetition saturated
         (its ``saturated`` statistic), so that each line stops at the
@@ -141,41 +181,56 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
     matplotlib.figure.Figure
         On an Agg canvas; ``PANEL_SIZE`` inches per subplot.  Lines (one
         per hue value, and per experiment when the sweep has several) are
-        ordered as their values sort; the legend lists them when there is
-        more than one or *hue* is given.
+        ordered as their values sort, the k-th with colour ``Ck``, marker
+        ``MARKERS[k]`` and line style ``LINE_STYLES[k]`` (cycling); the
+        legend lists them when there is more than one or *hue* is given.
 
     Raises
     ------
     ConfigError
-        Matplotlib is missing, *x* or *y* is not a statistic of the sweep,
-        or *hue* or *facet* not one of its iteration variables (the
-        message lists the valid ones), or *unsaturated* is asked for a
-        sweep without a ``saturated`` statistic.
+        Matplotlib is missing, *x* is neither a statistic nor a numeric
+        iteration variable of the sweep, *y* not a statistic, or *hue* or
+        *facet* not one of its iteration variables (the message lists the
+        valid ones, with the closest as a "did you mean"), or
+        *unsaturated* is asked for a sweep without a ``saturated``
+        statistic.
     """
     require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    table = _aggregated(source)
+    table, smallest = _aggregated(source)
     cols = table.columns
     stat_i = cols.index("statistic")
     var_names = cols[1:stat_i]
     stats = list(dict.fromkeys(table.column("statistic")))
-    wanted = (x, y, "saturated") if unsaturated else (x, y)
+    x_var = x not in stats and x in var_names  # x is an iteration variable
+    wanted = (y, "saturated") if unsaturated else (y,)
+    if not x_var:
+        wanted = (x, *wanted)
     for stat in wanted:
         if stat not in stats:
-            choices = f"choose from {', '.join(stats)}" if stats else "the sweep has no results"
-            raise ConfigError(f"unknown statistic '{stat}': {choices}")
+            raise ConfigError(_unknown(stat, "x" if stat == x and stat != y else "y", stats, var_names))
     for var in (hue, facet):
         if var is not None and var not in var_names:
             choices = f"choose from {', '.join(var_names)}" if var_names else "the sweep has none"
-            raise ConfigError(f"unknown iteration variable '{var}': {choices}")
+            raise ConfigError(f"unknown iteration variable '{var}'{_did_you_mean(var, var_names)}: {choices}")
+    if x_var:
+        x_i = cols.index(x)
+        odd = sorted({str(row[x_i]) for row in table.rows if not _is_number(row[x_i])})
+        if odd:
+            raise ConfigError(f"--x '{x}': an iteration variable on the x axis needs numbers, but '{x}' is"
+                              f" {', '.join(odd[:5])}{', ...' if len(odd) > 5 else ''}: give it as --hue or --facet")
 
     # configuration (experiment, variable values) -> statistic -> (n, mean, std, low, high)
     configs: dict[tuple, dict[str, tuple]] = {}
     for row in table.rows:
         if row[stat_i] in wanted:
-            configs.setdefault(tuple(_plain(v) for v in row[:stat_i]), {})[row[stat_i]] = row[stat_i + 1:]
+            config = tuple(_plain(v) for v in row[:stat_i])
+            by_stat = configs.setdefault(config, {})
+            by_stat[row[stat_i]] = row[stat_i + 1:]
+            if x_var:  # one point per configuration, at its value of the variable
+                by_stat[x] = (1, row[x_i], None, row[x_i], row[x_i])
     several = len({row[0] for row in table.rows}) > 1
     hue_i = cols.index(hue) if hue else None
     facet_i = cols.index(facet) if facet else None
@@ -192,6 +247,7 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
         n, ymean, _, low, high = by_stat[y]
         lines.setdefault(fv, {}).setdefault(lk, []).append((by_stat[x][1], ymean, n, low, high))
 
+    floor = _floor(lines, logy) if smallest.get(y, -1.0) >= 0 else None
     facets = sorted(lines, key=sort_key) or [None]
     ncols = min(len(facets), MAX_COLUMNS)
     nrows = math.ceil(len(facets) / ncols)
@@ -209,10 +265,13 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
         for lk in sorted(lines.get(fv, {}), key=keys.index):
             pts = sorted(lines[fv][lk])
             xs = [p[0] for p in pts]
-            colour = f"C{keys.index(lk) % 10}"  # one colour per line across facets
-            (handles[lk],) = ax.plot(xs, [p[1] for p in pts], marker="o", color=colour, label=names[lk])
+            k_line = keys.index(lk)  # one colour, marker and line style per line across facets
+            colour = f"C{k_line % 10}"
+            (handles[lk],) = ax.plot(xs, [p[1] for p in pts], marker=MARKERS[k_line % len(MARKERS)],
+                                     linestyle=LINE_STYLES[k_line % len(LINE_STYLES)], color=colour, label=names[lk])
             if max(p[2] for p in pts) > 1:
-                ax.fill_between(xs, [p[3] for p in pts], [p[4] for p in pts], color=colour, alpha=0.2, linewidth=0)
+                lows = [p[3] if floor is None else max(p[3], floor) for p in pts]
+                ax.fill_between(xs, lows, [p[4] for p in pts], color=colour, alpha=0.2, linewidth=0)
         ax.set_xlabel(label(x))
         if k % ncols == 0:
             ax.set_ylabel(label(y))
@@ -230,6 +289,29 @@ def make_figure(source: str | os.PathLike | Table, x: str, y: str, *, hue: str |
         else:
             fig.suptitle(title)
     return fig
+
+
+def _unknown(name: str, axis: str, stats: list[str], var_names: list[str]) -> str:
+    """The message for a name on the *axis* that is not a statistic (x: nor an iteration variable)."""
+    if not stats:
+        return f"unknown statistic '{name}': the sweep has no results"
+    if axis == "y" and name in var_names:
+        return (f"--y '{name}' is an iteration variable; y is a statistic: choose from {', '.join(stats)}")
+    if axis == "x":
+        variables = f"; or an iteration variable with numbers: {', '.join(var_names)}" if var_names else ""
+        return (f"unknown statistic or iteration variable '{name}'{_did_you_mean(name, stats + var_names)}:"
+                f" choose from {', '.join(stats)}{variables}")
+    return f"unknown statistic '{name}'{_did_you_mean(name, stats)}: choose from {', '.join(stats)}"
+
+
+def _floor(lines: dict, logy: bool) -> float:
+    """Where the bands of a non-negative statistic stop: 0, or on a log axis the smallest positive
+    mean or band edge of every line (the axes share y)."""
+    if not logy:
+        return 0.0
+    shown = [v for by_line in lines.values() for pts in by_line.values() for p in pts for v in (p[1], p[3], p[4])
+             if _is_number(v) and v > 0]
+    return min(shown, default=0.0)
 
 
 def _plain(v: Any) -> Any:

@@ -27,12 +27,15 @@ probe twice, and searches of different configurations run in parallel.
 The experiment file names the search in its ``[saturation]`` table::
 
     [saturation]
-    variable = "load"      # the iteration variable that is the offered load
+    variable = "load"      # the variable that is the offered load (``"**.load" = "${load}"``)
     low = 0.05
     high = 1.0
     tolerance = 0.01
     max_runs = 8
     threshold = 0.95
+
+The variable need not be listed in ``[iterations]``: the search sets it in
+every probe, within ``low`` and ``high`` (a sweep of the file runs those two).
 """
 
 from __future__ import annotations

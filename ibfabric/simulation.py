@@ -401,7 +401,8 @@ class Simulation(EndpointsMixin, ScenarioMixin):
 
         Every HCA that asks for the same name and options shares one pattern,
         created by its plugin with the number of hosts, the parsed options and a
-        Generator seeded from the simulation seed and the pattern's name and options,
+        Generator seeded from the simulation seed and the pattern's name and options
+        (and the hosts' module paths when it was registered with ``host_names=True``),
         and wrapped in checks of the destinations it gives.
         """
         from ibfabric.argcheck import check_string
@@ -415,7 +416,8 @@ class Simulation(EndpointsMixin, ScenarioMixin):
             reg = self.plugins.traffic_patterns.get(name)
             opts = parse_options(options, "traffic", "trafficOptions")
             rng = module_rng(self.seed, f"traffic:{name}:{options}")
-            self._patterns[key] = checked(reg, reg.create(len(self.hosts), opts, rng), len(self.hosts))
+            kw = {"host_names": [h.path for h in self.hosts]} if reg.extra.get("host_names") else {}
+            self._patterns[key] = checked(reg, reg.create(len(self.hosts), opts, rng, **kw), len(self.hosts))
         return self._patterns[key]
 
     def warn(self, message: str) -> None:

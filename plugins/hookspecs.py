@@ -194,7 +194,9 @@ def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
         ``trafficOptions``) and the pattern's own ``numpy.random.Generator``, and returns a
         :class:`ibfabric.plugins.traffic.TrafficPattern` (the options it takes in
         ``option_names``; the built-in patterns and their options are described in
-        ``docs/traffic.md``).
+        ``docs/traffic.md``).  Registered with ``host_names=True``, the factory is also
+        given ``host_names=``, the endpoints' module paths in endpoint order, so that its
+        options may name hosts (:func:`ibfabric.plugins.traffic.host_index`).
 
     Returns
     -------

@@ -14,8 +14,13 @@ Built-ins (registered through the ``traffic`` entry point):
     a power of two) sends nothing.
 ``hot-spot``
     A fraction of the traffic (option ``fraction``, default 0.1) goes to one
-    endpoint (option ``hotspot``, default drawn from the run's seed), the rest
-    is uniform (Martínez et al. 2003 §5.1 use 5, 10 and 20 %).
+    endpoint (option ``node``, a host's name, or ``hotspot``, its index;
+    default drawn from the run's seed), the rest is uniform (Martínez et al.
+    2003 §5.1 use 5, 10 and 20 %).
+
+A pattern registered with ``host_names=True`` also receives the names of
+the endpoints (module paths, in endpoint order) as the keyword argument
+``host_names``, to let options name hosts (:func:`host_index`).
 
 Arrival processes (Poisson or constant rate) and loads are properties of the
 sources, not of the pattern: see the HCA's ``arrival`` and ``load``.  A
@@ -45,6 +50,7 @@ __all__ = [
     "HotSpot",
     "CheckedPattern",
     "checked",
+    "host_index",
 ]
 
 
@@ -161,13 +167,58 @@ class Shuffle(Permutation):
         return ((src << 1) | (src >> (b - 1))) & mask
 
 
+def host_index(name: str, host_names, what: str) -> int:
+    """The endpoint index of the host *name* among *host_names* (module paths, in endpoint order).
+
+    A host is named by its module path, its path without the network's name
+    (``h4``, ``pod1.h4``) or, when no other host's path ends the same way, its
+    last part.
+
+    Raises
+    ------
+    ConfigError
+        ``<what>: no host named 'h44' (did you mean 'h4'?)...``, or a name that
+        fits several hosts, or no host names given.
+
+    Examples
+    --------
+    >>> host_index("h1", ["net.h0", "net.h1"], "hot-spot 'node'")
+    1
+    >>> host_index("alpah", ["net.alpha", "net.beta"], "hot-spot 'node'")
+    Traceback (most recent call last):
+    ...
+    ibfabric.errors.ConfigError: hot-spot 'node': no host named 'alpah' (did you mean 'alpha'?); hosts are the channel adapters with a connected port: alpha, beta
+    """
+    import difflib
+
+    if host_names is None:
+        raise ConfigError(f"{what} names a host, but the pattern was built without the host names: give the"
+                          " endpoint's index instead")
+    names = list(host_names)
+    short = [n.partition(".")[2] or n for n in names]
+    hits = [i for i, (full, rel) in enumerate(zip(names, short)) if name in (full, rel)]
+    if not hits:
+        hits = [i for i, full in enumerate(names) if full.endswith("." + name)]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        shown = ", ".join(short[i] for i in hits[:3])
+        raise ConfigError(f"{what}: '{name}' names {len(hits)} hosts ({shown}{', ...' if len(hits) > 3 else ''});"
+                          " give its path")
+    close = difflib.get_close_matches(name, short, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    listed = ", ".join(short[:5]) + (f", ... ({len(short)} hosts)" if len(short) > 5 else "")
+    raise ConfigError(f"{what}: no host named '{name}'{hint}; hosts are the channel adapters with a connected port:"
+                      f" {listed}")
+
+
 class HotSpot(TrafficPattern):
     """A fraction of all traffic to one hot endpoint, the rest uniform."""
 
     name = "hot-spot"
-    option_names = ("fraction", "hotspot")
+    option_names = ("fraction", "hotspot", "node")
 
-    def __init__(self, num_hosts, options=None, rng=None):
+    def __init__(self, num_hosts, options=None, rng=None, host_names=None):
         super().__init__(num_hosts, options, rng)
         try:
             self.fraction = float(self.options.get("fraction", "0.1"))
@@ -175,7 +226,11 @@ class HotSpot(TrafficPattern):
             raise ConfigError(f"hot-spot 'fraction' must be a number (got {self.options['fraction']!r})") from None
         if not 0 <= self.fraction <= 1:
             raise ConfigError(f"hot-spot 'fraction' must be in 0..1 (got {self.fraction})")
-        if "hotspot" in self.options:
+        if "node" in self.options:
+            if "hotspot" in self.options:
+                raise ConfigError("hot-spot takes 'node' (a host's name) or 'hotspot' (its index), not both")
+            self.hotspot = host_index(self.options["node"], host_names, "hot-spot 'node'")
+        elif "hotspot" in self.options:
             try:
                 self.hotspot = int(self.options["hotspot"])
             except ValueError:
@@ -247,5 +302,6 @@ def checked(reg, pattern, num_hosts: int):
 
 @hookimpl
 def ibfabric_register_traffic_patterns(register) -> None:
-    for cls in (Uniform, BitReversal, Transpose, Shuffle, HotSpot):
+    for cls in (Uniform, BitReversal, Transpose, Shuffle):
         register(cls.name, cls, description=(cls.__doc__ or "").strip().splitlines()[0])
+    register(HotSpot.name, HotSpot, description=(HotSpot.__doc__ or "").strip().splitlines()[0], host_names=True)

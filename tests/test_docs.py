@@ -301,3 +301,36 @@ def test_defaults_are_written_back_as_ned(text):
     from ibfabric.ned_like import parse_expression
 
     assert expr_text(parse_expression(text)) == text
+
+
+# ------------------------------------------------------------------ progress of a run (issue 35, item 9)
+
+
+def test_progress_is_documented_where_python_users_look():
+    import inspect
+
+    from ibfabric.simulation import Simulation
+
+    page = (DOCS / "api" / "simulation.rst").read_text(encoding="utf-8")
+    for method in (Simulation.run, Simulation.run_until):
+        for name, p in inspect.signature(method).parameters.items():
+            if p.kind is p.KEYWORD_ONLY:  # on the page, or in the docstring autodoc puts there
+                text = page + (method.__doc__ or "")
+                assert f"{name}=" in text or f"*{name}*" in text or f"``{name}``" in text, \
+                    f"{method.__name__}({name}=) is documented neither on simulation.rst nor in its docstring"
+    assert "progress=True" in page and "progress(done_ns, span_ns)" in page
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    python = readme.split("## In Python", 1)[1].split("\n## ", 1)[0]
+    assert "progress=True" in python
+
+
+def test_progress_is_reported_as_the_page_says():
+    calls = []
+    sim = ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.1"}, warmup="2us")
+    with_progress = sim.run("20us", progress=lambda done, span: calls.append((done, span)))
+    assert len(calls) == 201 and calls[-1] == (20000.0, 20000.0) and all(s == 20000.0 for _, s in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    plain = ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.1"},
+                          warmup="2us").run("20us")
+    keys = ("packets_delivered", "latency_ns", "accepted_load")
+    assert {k: with_progress[k] for k in keys} == {k: plain[k] for k in keys}

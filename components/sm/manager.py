@@ -142,6 +142,8 @@ class DynamicSM:
         self.changes: list[float] = []
         self.assimilations: list[dict] = []
         self.rec: dict | None = None
+        self.compute_end: float | None = None  # when the computation under way ends
+        self.compute_after = 0.0  # the computation still to come after it (a hybrid's phase 2)
         self.smps_sent = 0
         self.retries = 0
         self.unreachable = 0
@@ -479,7 +481,7 @@ class DynamicSM:
         rec["explored_ns"] = now
         self._emit("smExplored", now)
         fabric, idx = self.discovered_fabric()
-        fabric = fabric.with_lids(lmc=self.lmc)
+        fabric, _ = fabric.with_lmc(self.lmc)  # (the static set-up already warned about LIDs it moved)
         rec["nodes"], rec["links"] = len(idx), len(fabric.links)
         reg = sim.plugins.routing_engines.get(self.engine)
         t0 = time.process_time()
@@ -491,6 +493,7 @@ class DynamicSM:
         first = tables.info["provisional"] if hybrid else tables
         t1 = self._cost(tables, cpu, "provisional" if hybrid else None)
         t2 = self._cost(tables, cpu, "final") + self._cost(tables, cpu, "coexistence") if hybrid else 0
+        self.compute_end, self.compute_after = now + t1, t2  # (a run ending sooner says how long it has to go)
         sim.call_at(now + t1, self._computed, idx, tables, first, t2)
 
     def _cost(self, tables, cpu: float, phase: str | None) -> int:
@@ -527,6 +530,7 @@ class DynamicSM:
                              "computed_ns": None, "distributed_ns": None, "lft_blocks": 0, "rft_blocks": 0,
                              "switch_infos": 0,
                              "coexist": bool(tables.info.get("coexist", True))}
+            self.compute_end, self.compute_after = now + t2, 0.0
             self.sim.call_at(now + t2, self._computed2, idx, tables)
         else:
             self._finish(tables)

@@ -96,7 +96,10 @@ def run(args) -> int:
         from ibfabric.results import write_atomic
 
         write_atomic(args.output, text)
-        print(f"wrote {args.output}: {len(fabric.switches)} switches, {len(fabric.cas)} hosts, {len(fabric.links)} links")
+        from ibfabric.wording import counted
+
+        print(f"wrote {args.output}: {counted(len(fabric.switches), 'switch', 'switches')},"
+              f" {counted(len(fabric.cas), 'host')}, {counted(len(fabric.links), 'link')}")
     else:
         sys.stdout.write(text)
     return 0

@@ -15,18 +15,21 @@ def add_parser(sub) -> argparse.ArgumentParser:
         description=(
             "Draw statistic Y against statistic X for the sweep output directory DIR: one point per"
             " configuration (the mean over its repetitions, with a shaded 95% confidence band of Y), one"
-            " line per value of --hue, one subplot per value of --facet.  Needs matplotlib."
+            " line per value of --hue (each with its own colour, marker and line style), one subplot per value"
+            " of --facet.  Needs matplotlib."
         ),
     )
     p.add_argument("dir", metavar="DIR", help="sweep output directory")
-    p.add_argument("--x", required=True, metavar="STAT", help="statistic on the x axis, e.g. offered_load")
+    p.add_argument("--x", required=True, metavar="STAT",
+                   help="statistic on the x axis, e.g. offered_load, or an iteration variable with numbers, e.g. load")
     p.add_argument("--y", required=True, metavar="STAT", help="statistic on the y axis, e.g. latency_mean")
     p.add_argument("--hue", metavar="VAR", help="iteration variable: one line per value")
     p.add_argument("--facet", metavar="VAR", help="iteration variable: one subplot per value")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="figure file, .png, .svg or .pdf (default DIR/plot-<Y>-vs-<X>.png)")
     p.add_argument("--title", metavar="T", help="title of the figure")
-    p.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    p.add_argument("--logy", action="store_true",
+                   help="logarithmic y axis (a confidence band reaching 0 stops at the smallest positive value plotted)")
     p.add_argument("--unsaturated", action="store_true",
                    help="leave out the configurations whose runs saturated (each line stops at saturation)")
     return p

@@ -64,7 +64,10 @@ def run(args) -> int:
         out.to_parquet(args.output)
     else:
         out.to_csv(args.output)
-    print(f"{len(table.runs)} runs ({len(table.failures)} failed), {len(out.rows)} rows", file=sys.stderr)
+    from ibfabric.wording import counted
+
+    print(f"{counted(len(table.runs), 'run')} ({len(table.failures)} failed), {counted(len(out.rows), 'row')}",
+          file=sys.stderr)
     for failure in table.failures:
         print(f"{failure.run_id}: {one_line(failure.error)}", file=sys.stderr)
     return 0

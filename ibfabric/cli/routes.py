@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from ibfabric.errors import ConfigError
+from ibfabric.wording import counted
 
 __all__ = ["add_parser", "run", "parse_sets", "tables_json"]
 
@@ -26,7 +27,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--routing", default="minhop", metavar="NAME", help="routing engine (default minhop)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="routing option, e.g. --set root=1 --set father=lowest-port (repeatable)")
-    p.add_argument("--lmc", type=int, default=0, metavar="N", help="LMC given to CA ports without a LID (default 0)")
+    p.add_argument("--lmc", type=int, default=0, metavar="N",
+                   help="LMC of the CA ports, as the subnet manager's lmc (default 0): each gets 2^N aligned LIDs; "
+                   "LIDs of the topology that do not allow it (a dump's, given with LMC 0) are reassigned, with a "
+                   "warning, as OpenSM does")
     p.add_argument("--seed", type=int, default=1, metavar="N", help="seed of the engine's random choices (default 1)")
     p.add_argument("--network", help="network to route when the file declares several")
     p.add_argument("-o", "--output", metavar="FILE", help="write the tables to FILE (default: standard output)")
@@ -92,19 +96,35 @@ def tables_json(tables) -> dict:
     return {"engine": tables.engine, "switches": switches}
 
 
+def fabric_with_lmc(args):
+    """The topology's fabric (:func:`ibfabric.topologies.load_fabric`) with every LID the subnet
+    manager would give it with LMC ``--lmc`` (:meth:`~ibfabric.components.fabric.FabricGraph.with_lmc`);
+    LIDs it had to move are named in a warning."""
+    import warnings
+
+    from ibfabric.checks import IbfabricWarning
+    from ibfabric.components.fabric import moved_lids_message
+    from ibfabric.topologies import load_fabric
+
+    kw = {"network": args.network} if args.network else {}
+    fabric, moved = load_fabric(args.topology, **kw).with_lmc(args.lmc)
+    if moved:
+        warnings.warn(f"--lmc {args.lmc}: {moved_lids_message(fabric, moved, args.lmc)}", IbfabricWarning,
+                      stacklevel=2)
+    return fabric
+
+
 def compute_tables(args):
     """Load the topology (checked as every command checks it: :func:`ibfabric.topologies.load_fabric`),
     assign LIDs and run the engine; returns the tables."""
     from ibfabric.plugins import PluginSet
-    from ibfabric.topologies import load_fabric
 
     options = parse_sets(args.sets)
     if not 0 <= args.lmc <= 7:
         raise ConfigError(f"'lmc' must be between 0 and 7 (got {args.lmc})")
     if args.seed < 0:
         raise ConfigError(f"--seed must be a non-negative integer (got {args.seed})")
-    kw = {"network": args.network} if args.network else {}
-    fabric = load_fabric(args.topology, **kw).with_lids(lmc=args.lmc)
+    fabric = fabric_with_lmc(args)
     plugins = PluginSet.load()
     engine = plugins.routing_engines[args.routing]
     tables = engine(fabric, options, np.random.default_rng(args.seed))
@@ -190,9 +210,9 @@ def run(args) -> int:
 
         groups = tables.mft.groups
         problems = check_groups(tables.mft) if groups else check_multicast(tables.mft)
-        what = f"{len(groups)} groups ({tables.mft.engine or 'from ' + args.mfts}), " if groups else ""
-        print(f"multicast: {what}{len(tables.mft.mlids)} MLIDs, "
-              f"{'no problems' if not problems else f'{len(problems)} problems'}")
+        what = f"{counted(len(groups), 'group')} ({tables.mft.engine or 'from ' + args.mfts}), " if groups else ""
+        print(f"multicast: {what}{counted(len(tables.mft.mlids), 'MLID')}, "
+              f"{'no problems' if not problems else counted(len(problems), 'problem')}")
         for line in problems[:20]:
             print(f"  {line}")
         if len(problems) > 20:
@@ -209,17 +229,16 @@ def run_compare(args) -> int:
     from ibfabric.errors import IbfabricError
     from ibfabric.plugins import PluginSet
     from ibfabric.plugins.routing.metrics import engine_figures
-    from ibfabric.topologies import load_fabric
 
     options = parse_sets(args.sets)
     if not 0 <= args.lmc <= 7:
         raise ConfigError(f"'lmc' must be between 0 and 7 (got {args.lmc})")
-    kw = {"network": args.network} if args.network else {}
-    fabric = load_fabric(args.topology, **kw).with_lids(lmc=args.lmc)
+    fabric = fabric_with_lmc(args)
     plugins = PluginSet.load()
     engines = {name: plugins.routing_engines[name] for name in args.compare}  # unknown names fail before any work
-    t = Table(show_header=True, header_style="bold", title=f"{args.topology}: {len(fabric.switches)} switches, "
-              f"{int((~fabric.is_switch).sum())} CAs; routes and loads between CAs")
+    t = Table(show_header=True, header_style="bold", title=f"{args.topology}:"
+              f" {counted(len(fabric.switches), 'switch', 'switches')}, {counted(int((~fabric.is_switch).sum()), 'CA')};"
+              " routes and loads between CAs")
     heads = ("engine", "time s", "hops mean", "hops max", "routes/link max", "mean", "up max", "down max",
              "uniform worst", "shift worst", "shift mean", "SLs", "VLs", "deadlock-free")
     for h in heads:
@@ -234,11 +253,13 @@ def run_compare(args) -> int:
             continue
         free = "yes" if f.deadlock_free else "NO"
         if f.unreachable:
-            free += f" ({f.unreachable} pairs unrouted)"
+            free += f" ({counted(f.unreachable, 'pair')} unrouted)"
         t.add_row(name, f"{f.seconds:.3f}", f"{f.mean_hops:.3f}", str(f.max_hops), str(f.max_routes),
                   f"{f.mean_routes:.1f}", str(f.max_up) if f.max_up else "-", str(f.max_down) if f.max_down else "-",
                   f"{f.uniform_worst:.3f}", str(f.shift_worst), f"{f.shift_mean:.2f}", str(f.sls), str(f.vls), free)
     Console(width=200).print(t)
+    print("hops: links per route, over the routes between CAs only ('routes --check' counts every ordered pair of"
+          " endpoints, switches included, so its mean differs)")
     print("uniform worst: the busiest switch link's load when every CA sends at full rate to all others "
           "(1.0 = that link saturates exactly); up/down: links leading away from / towards the CAs")
     for line in errors:

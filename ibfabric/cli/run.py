@@ -240,11 +240,13 @@ def print_summary(s: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ibfabric.wording import counted
+
     lat = s["latency_ns"]
     util = s["link_utilisation"]
     console = Console(width=100)
     console.print(
-        f"[bold]{s['network']}[/bold]: {s['hosts']} hosts, {s['switches']} switches,"
+        f"[bold]{s['network']}[/bold]: {counted(s['hosts'], 'host')}, {counted(s['switches'], 'switch', 'switches')},"
         f" routing {s['routing']}, seed {s['seed']}"
     )
     t = Table(show_header=True, header_style="bold")

@@ -21,7 +21,9 @@ def add_parser(sub):
     )
     p.add_argument("experiment", metavar="EXPERIMENT")
     add_common(p)
-    p.add_argument("--dry-run", action="store_true", help="list the runs (and which are done) without running")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the runs (and which are done) without running, then count them: to do, done, and the"
+                   " other results in OUT/runs (saturation probes, runs of an earlier version of the file)")
     return p
 
 
@@ -52,11 +54,7 @@ def run(args) -> int:
     specs = exp.runs()
     exp.check(specs)  # every run builds (not simulated), or nothing runs: one located line
     if args.dry_run:
-        for spec in specs:
-            status, why = sweep.status(spec.run_id)
-            if why is not None:
-                status = f"{status}, stale: {why}" + ("; kept (--reuse-stale)" if args.reuse_stale else "; to run again")
-            print(f"{spec.run_id} rep {spec.repetition} {spec.iterationvars or '-'}: {status}")
+        dry_run(sweep, specs, args.retry_failed, args.reuse_stale)
         return 0
     report = run_with_progress(sweep, specs, args)
     print(report_line(report, sweep), file=sys.stderr)
@@ -67,14 +65,47 @@ def run(args) -> int:
 
 def report_line(report, sweep) -> str:
     """The line a sweep ends with: what ran, what was there, what was stale."""
+    from ibfabric.wording import counted
+
     stale = ""
     if report.stale:
         stale = f", {report.stale} of them stale (made with other versions)"
     kept = ""
     if report.kept_stale:
         kept = f" ({report.kept_stale} made with other versions, kept: --reuse-stale)"
-    return (f"{report.total} runs: {report.done} run now ({report.failed} failed, {report.deadlocked} deadlocked"
-            f"{stale}), {report.skipped} already done{kept}; {report.wall_s:.1f} s; results in {sweep.out}")
+    return (f"{counted(report.total, 'run')}: {report.done} run now ({report.failed} failed, {report.deadlocked}"
+            f" deadlocked{stale}), {report.skipped} already done{kept}; {report.wall_s:.1f} s; results in {sweep.out}")
+
+
+def dry_run(sweep, specs, retry_failed: bool, reuse_stale: bool) -> None:
+    """List every run and its status (stdout), then one line of counts (stderr, as a sweep's own)."""
+    from ibfabric.wording import counted
+
+    statuses: dict[str, str] = {}
+    todo = failed = stale = 0
+    for spec in specs:
+        if spec.run_id in statuses:
+            continue
+        status, why = sweep.status(spec.run_id)
+        statuses[spec.run_id] = status
+        if status == "to run" or (retry_failed and status == "failed") or (why is not None and not reuse_stale):
+            todo += 1
+        failed += status == "failed"
+        if why is not None:
+            stale += 1
+            status = f"{status}, stale: {why}" + ("; kept (--reuse-stale)" if reuse_stale else "; to run again")
+        print(f"{spec.run_id} rep {spec.repetition} {spec.iterationvars or '-'}: {status}")
+    sys.stdout.flush()
+    others = [p.name for p in (sweep.runs_dir.iterdir() if sweep.runs_dir.is_dir() else ())
+              if not p.name.startswith(".") and p.name not in statuses and (p / "run.json").is_file()]
+    done = len(statuses) - todo
+    failures = f" ({failed} failed{', to retry' if retry_failed else ''})" if failed else ""
+    stales = f", {stale} made with other versions" if stale else ""
+    line = f"{counted(len(statuses), 'run')}: {todo} to do, {done} done{failures}{stales}"
+    if others:
+        line += (f"; {sweep.runs_dir} also holds {counted(len(others), 'other run')} (saturation probes, or runs of"
+                 f" an earlier version of the file)")
+    print(line, file=sys.stderr)
 
 
 def run_with_progress(sweep, specs, args):

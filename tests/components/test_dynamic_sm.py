@@ -3,6 +3,7 @@ LFT distribution in blocks, traps and change assimilation, the hybrid's two phas
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -78,6 +79,19 @@ class TestDiscovery:
         assert assigned.ep_lid.tolist() == static_lids.ep_lid.tolist()
         assert [n.lid for n in sim.ib_nodes] == [int(static_lids.nodes[i].lid) for i in range(len(sim.ib_nodes))]
         assert s["assimilations"][0]["status"] == "done" and s["conservation_ok"]
+
+    def test_a_dumps_lids_moved_for_its_lmc_are_sent_to_the_ports(self):
+        # the agents know the dump's LIDs (LMC 0); the SM's LMC 1 moves 76 of them (FabricGraph.with_lmc)
+        sim = _load(DUMP, {"**.sm.lmc": "1", "**.routing": "fa", "**.sm.smComputeStep": "10ns"})
+        static = sim.tables.fabric
+        s = _settle(sim)
+        sm = sim.dynamic_sm
+        assert s["assimilations"][0]["status"] == "done"
+        ca_ports = int((~static.is_switch[static.ep_node]).sum())
+        assert s["assimilations"][0]["lid_sets"] == ca_ports == 145  # every CA port: its LMC, if not its LID
+        assert sm.tables.fabric.ep_lid.tolist() == static.ep_lid.tolist()
+        for h in sim.hosts:
+            assert h.sma.lids[h.first_port] == (h.lid, 1)
 
 
 class TestDistribution:
@@ -323,6 +337,29 @@ class TestCli:
         assert rc == 0
         assert "assimilation 1 (trap, minhop, done)" in out and "ports active" in out
         assert "subnet manager on bermudez2006_fig1.h4" in out
+
+    @pytest.mark.parametrize("until, step, message", [
+        ("300us", "computing its routes until 426.150 us, then distributing them (and 654.157 us of computation for"
+                  " its final routes after that)", "--time 2.16ms"),
+        ("900us", "computing its final routes (phase 2) until 1,135.972 us, then distributing them", "--time 2.27ms"),
+    ])
+    def test_a_run_that_ends_while_the_sm_recovers_says_how_long_it_needs(self, capsys, until, step, message):
+        from ibfabric.cli import main
+
+        scenario = Path(__file__).resolve().parents[2] / "experiments" / "scenarios" / "sm-link-failure.toml"
+        argv = ["run", str(TOPO / "bermudez2006_fig1.ned"), "--load", "0.1", "--routing", "hybrid", "--scenario",
+                str(scenario), "--set", "**.sm.dynamic=true", "--no-progress", "--json"]
+        assert main([*argv, "--time", until]) == 0
+        out, err = capsys.readouterr()
+        warning = ("the run ended while the dynamic subnet manager was still recovering: assimilation 1 (trap, hybrid)"
+                   f" has been at it for {float(until[:-2]) - 20:,.3f} us since the change at 20.000 us and is {step};"
+                   f" the routes measured were changing: run longer, e.g. {message}")
+        assert f"ibfabric: warning: {warning}\n" in err and warning in json.loads(out)["warnings"]
+        # as long as it suggests, that assimilation is done (the scenario's link comes back at 600 us: the
+        # second one may then be under way, and is named)
+        assert main([*argv, "--time", message.split()[-1]]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["assimilations"][0]["status"] == "done" and "assimilation 1 (" not in err
 
     def test_static_sm_summary_has_no_timeline(self):
         sim = ibfabric.load(str(TOPO / "bermudez2006_fig1.ned"))

@@ -75,6 +75,61 @@ class TestLidAssignment:
         assert sorted(g.ep_lid.tolist()) == list(range(1, n + sws + 1))
 
 
+class TestWithLmc:
+    """LIDs given with LMC 0 (a dump, a NED file) moved for a larger LMC, as OpenSM moves them."""
+
+    @staticmethod
+    def star(*lids, sw_lid=1, **kw):
+        # sw0 with one host per port, the SM on h0
+        n = len(lids)
+        nodes = [NodeSpec("sw0", True, n + 1, lid=sw_lid)] + [NodeSpec(f"h{i}", False, 1, lid=lid, **kw)
+                                                              for i, lid in enumerate(lids)]
+        return FabricGraph(nodes, [Link(0, i + 1, i + 1, 1) for i in range(n)], sm_node=1)
+
+    def test_aligned_free_blocks_stay_the_others_move(self):
+        g = self.star(2, 3, 4, 7, 10)  # switch LID 1; hosts 2, 3, 4, 7, 10
+        g2, moved = g.with_lmc(1)
+        # h0 keeps 2..3, so h1's 3 moves; h2 keeps 4..5; h3's 7 is odd; h4 keeps 10..11
+        assert [g2.lid_of(i) for i in range(6)] == [1, 2, 6, 4, 8, 10]
+        assert moved == [(g.endpoint_of(2), 3, 6), (g.endpoint_of(4), 7, 8)]
+        cas = ~g2.is_switch[g2.ep_node]
+        assert (g2.ep_lmc[cas] == 1).all() and (g2.ep_lid[cas] % 2 == 0).all()
+        assert g2.ep_lmc[~cas].tolist() == [0]  # switches keep their LMC and LID
+
+    def test_every_port_then_owns_its_block(self):
+        g2, moved = self.star(*range(2, 12)).with_lmc(2)
+        owners = g2.lid_owner[g2.lid_owner >= 0]
+        assert len(owners) == 1 + 10 * 4  # no LID shared: FabricGraph checks it, and every block is whole
+        for e in np.flatnonzero(~g2.is_switch[g2.ep_node]).tolist():
+            lid = int(g2.ep_lid[e])
+            assert lid % 4 == 0 and (g2.lid_owner[lid:lid + 4] == e).all()
+        assert len(moved) == 8  # only 4 and 8 were aligned
+
+    def test_lmc_0_and_lids_that_fit_move_nothing(self):
+        g = self.star(2, 3, 4)
+        assert g.with_lmc(0)[1] == [] and g.with_lmc(0)[0].ep_lid.tolist() == g.ep_lid.tolist()
+        g = self.star(4, 8, 12)
+        g2, moved = g.with_lmc(2)
+        assert moved == [] and g2.ep_lid.tolist() == g.ep_lid.tolist() and g2.ep_lmc.tolist() == [0, 2, 2, 2]
+
+    def test_a_larger_lmc_of_its_own_is_kept(self):
+        g2, moved = self.star(4, 8, lmc=2).with_lmc(1)
+        assert moved == [] and g2.ep_lmc.tolist() == [0, 2, 2]
+
+    def test_missing_lids_are_given_too(self):
+        g2, moved = self.star(2, 0, 5).with_lmc(1)
+        # breadth-first from the SM: h1 (no LID) gets the first free block, then h2 (5, odd) the next
+        assert moved == [(g2.endpoint_of(3), 5, 6)] and [g2.lid_of(i) for i in range(4)] == [1, 2, 4, 6]
+
+    def test_deterministic_and_breadth_first_from_the_subnet_manager(self):
+        a, b = self.star(3, 5, 7).with_lmc(1), self.star(3, 5, 7).with_lmc(1)
+        assert a[1] == b[1] == [(1, 3, 2), (2, 5, 4), (3, 7, 6)]
+
+    def test_bad_lmc(self):
+        with pytest.raises(Exception, match="'lmc' must be in 0..7"):
+            self.star(2).with_lmc(8)
+
+
 class TestForwardingTables:
     def test_default_port_fills_only_owned_lids(self):
         g = small().with_lids()
@@ -152,3 +207,11 @@ class TestAttachments:
         assert [(int(n), int(p)) for n, p in zip(node, port)] == [g.attachment(e) for e in range(len(g.ep_lid))]
         assert g.attachment(g.endpoint_of(4, 1)) == (-1, -1)
         assert g.attachment(g.endpoint_of(3, 1)) == (0, 3) and g.attachment(g.endpoint_of(3, 2)) == (1, 3)
+
+
+def test_doctests():
+    import doctest
+
+    from ibfabric.components import fabric
+
+    assert doctest.testmod(fabric).failed == 0

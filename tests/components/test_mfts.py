@@ -170,7 +170,7 @@ class TestCli:
         dump = tmp_path / "m.dump"
         dump.write_text(write_mfts(t))
         assert main(["routes", str(ned), "--routing", "updn", "--mfts", str(dump), "--check"]) == 0
-        assert "multicast: 1 MLIDs, no problems" in capsys.readouterr().out
+        assert "multicast: 1 MLID, no problems" in capsys.readouterr().out
         for sw in g.switches.tolist():
             t.set(sw, 0xC000, g.ports(sw))
         dump.write_text(write_mfts(t))

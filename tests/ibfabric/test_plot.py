@@ -10,7 +10,7 @@ import pytest
 from ibfabric.cli import main
 from ibfabric.collect import aggregate, collect
 from ibfabric.errors import ConfigError
-from ibfabric.plot import DPI, PANEL_SIZE, default_path, label, make_figure, plot
+from ibfabric.plot import DPI, MARKERS, PANEL_SIZE, default_path, label, make_figure, plot
 from tests.ibfabric.test_collect import LATENCY, write_run, write_sweep
 
 
@@ -63,7 +63,6 @@ class TestMakeFigure:
         assert legend.get_title().get_text() == "routing"
         assert [t.get_text() for t in legend.get_texts()] == ["minhop", "updn"]
         for line, routing in zip(lines, ("minhop", "updn")):
-            assert line.get_marker() == "o"
             assert list(line.get_xdata()) == [0.1, 0.2, 0.3]  # sorted by x
             assert list(line.get_ydata()) == [LATENCY[routing, load] for load in (0.1, 0.2, 0.3)]
         assert len(ax.collections) == 2  # a confidence band per line: 3 repetitions
@@ -76,12 +75,59 @@ class TestMakeFigure:
         assert [list(line.get_xdata()) for line in lines_of(ax)] == [[0.1, 0.2, 0.3]] * 2
 
     def test_band_is_the_confidence_interval(self, mpl, sweep):
-        fig = make_figure(sweep, "offered_load", "packets_delivered")  # 100, 200, 300 at every point
-        (ax,) = fig.axes
-        (band,) = ax.collections
-        ci = [r[7:] for r in aggregate(collect(sweep)).rows if r[1:4] == ("minhop", 0.1, "packets_delivered")][0]
+        fig = make_figure(sweep, "offered_load", "latency_mean", hue="routing")  # L-1, L, L+1 at every point
+        band = fig.axes[0].collections[0]  # minhop's
+        ci = {r[2]: r[7:] for r in aggregate(collect(sweep)).rows if r[1] == "minhop" and r[3] == "latency_mean"}
         ys = band.get_paths()[0].vertices[:, 1]
-        assert min(ys) == pytest.approx(ci[0]) and max(ys) == pytest.approx(ci[1])
+        assert min(ys) == pytest.approx(ci[0.1][0]) and max(ys) == pytest.approx(ci[0.3][1])
+        assert ci[0.1][0] > 0
+
+    def test_band_of_a_non_negative_statistic_stops_at_0(self, mpl, sweep):
+        # 100, 200, 300 packets at every point: the interval is 200 ± 248, but no run delivered fewer than 0
+        ci = [r[7:] for r in aggregate(collect(sweep)).rows if r[1:4] == ("minhop", 0.1, "packets_delivered")][0]
+        assert ci[0] < 0
+        (ax,) = make_figure(sweep, "offered_load", "packets_delivered").axes
+        ys = ax.collections[0].get_paths()[0].vertices[:, 1]
+        assert min(ys) == 0.0 and max(ys) == pytest.approx(ci[1])
+        # on a log axis it stops at the smallest positive value plotted (the band's top edges are larger)
+        (ax,) = make_figure(sweep, "offered_load", "packets_delivered", logy=True).axes
+        ys = ax.collections[0].get_paths()[0].vertices[:, 1]
+        assert min(ys) == 200.0 == min(lines_of(ax)[0].get_ydata())
+        assert min(ys) >= ax.get_ylim()[0] > 0  # not drawn past the bottom of the axis (it went to -48)
+
+    def test_band_of_a_statistic_that_can_be_negative_is_not_clipped(self, mpl, tmp_path):
+        out = tmp_path / "out"
+        for rep, delta in enumerate((-5.0, 1.0)):
+            write_run(out, f"r{rep}", {"load": 0.1}, rep, summary_={"offered_load": 0.1, "delta_ns": delta})
+        (ax,) = make_figure(out, "offered_load", "delta_ns").axes
+        ys = ax.collections[0].get_paths()[0].vertices[:, 1]
+        assert min(ys) < -5.0  # -2 ± 12.7 * 3
+
+    def test_every_line_has_its_own_marker_and_style(self, mpl, tmp_path):
+        out = tmp_path / "out"
+        for i in range(6):
+            for load in (0.1, 0.2):
+                write_run(out, f"r{i}-{load}", {"vls": i + 1, "load": load}, 0,
+                          summary_={"offered_load": load, "latency_ns": {"mean": 100.0 * (i + 1)}})
+        (ax,) = make_figure(out, "offered_load", "latency_mean", hue="vls").axes
+        lines = lines_of(ax)
+        assert [line.get_marker() for line in lines] == list(MARKERS[:6])
+        assert [line.get_linestyle() for line in lines] == ["-", "--", ":", "-.", "-", "--"]
+        assert len({(line.get_marker(), line.get_linestyle()) for line in lines}) == 6
+        # the same line keeps its marker and style in every subplot
+        fig = make_figure(out, "offered_load", "latency_mean", hue="vls", facet="load")
+        assert {lines_of(ax)[2].get_marker() for ax in fig.axes if ax.get_visible()} == {MARKERS[2]}
+
+    def test_an_iteration_variable_on_the_x_axis(self, mpl, sweep):
+        (ax,) = make_figure(sweep, "load", "latency_mean", hue="routing").axes
+        assert ax.get_xlabel() == "load"
+        assert [list(line.get_xdata()) for line in lines_of(ax)] == [[0.1, 0.2, 0.3]] * 2
+        assert [list(line.get_ydata()) for line in lines_of(ax)] == [
+            [LATENCY[r, load] for load in (0.1, 0.2, 0.3)] for r in ("minhop", "updn")]
+        assert len(ax.collections) == 2
+        with pytest.raises(ConfigError, match=r"^--x 'routing': an iteration variable on the x axis needs numbers,"
+                                              r" but 'routing' is minhop, updn: give it as --hue or --facet$"):
+            make_figure(sweep, "routing", "latency_mean")
 
     def test_single_line_no_legend(self, mpl, sweep):
         fig = make_figure(sweep, "accepted_load", "latency_p99")  # both routings' points on one line
@@ -131,10 +177,22 @@ class TestMakeFigure:
     def test_unknown_names(self, mpl, sweep):
         with pytest.raises(ConfigError) as info:
             make_figure(sweep, "offered_load", "latency_avg")
-        assert str(info.value).startswith("unknown statistic 'latency_avg': choose from offered_load, accepted_load,"
-                                          " latency_mean, latency_p99")
+        assert str(info.value).startswith("unknown statistic 'latency_avg' (did you mean 'latency_mean'?): choose"
+                                          " from offered_load, accepted_load, latency_mean, latency_p99")
+        with pytest.raises(ConfigError) as info:
+            make_figure(sweep, "lod", "latency_mean")
+        assert str(info.value) == (
+            "unknown statistic or iteration variable 'lod' (did you mean 'load'?): choose from offered_load,"
+            " accepted_load, latency_mean, latency_p99, saturated, wall_s, events_per_s, packets_delivered; or an"
+            " iteration variable with numbers: routing, load")
+        with pytest.raises(ConfigError, match=r"^--y 'load' is an iteration variable; y is a statistic: choose from"
+                                              r" offered_load, "):
+            make_figure(sweep, "offered_load", "load")
         with pytest.raises(ConfigError, match=r"^unknown iteration variable 'vl': choose from routing, load$"):
             make_figure(sweep, "offered_load", "latency_mean", hue="vl")
+        with pytest.raises(ConfigError, match=r"^unknown iteration variable 'rooting' \(did you mean 'routing'\?\):"
+                                              r" choose from routing, load$"):
+            make_figure(sweep, "offered_load", "latency_mean", hue="rooting")
         with pytest.raises(ConfigError, match="^unknown iteration variable 'x': choose from routing, load$"):
             make_figure(sweep, "offered_load", "latency_mean", facet="x")
 
@@ -205,10 +263,16 @@ class TestPlotCommand:
         assert (sweep / "plot-latency_p99-vs-accepted_load.png").stat().st_size > 0
         assert out == f"figure written to {sweep / 'plot-latency_p99-vs-accepted_load.png'}\n"
 
+    def test_x_may_be_an_iteration_variable(self, mpl, capsys, sweep, tmp_path):
+        code, out, err = run(capsys, "plot", str(sweep), "--x", "load", "--y", "latency_mean", "--hue", "routing",
+                             "-o", str(tmp_path / "fig.png"))
+        assert code == 0 and out == f"figure written to {tmp_path / 'fig.png'}\n"
+
     def test_errors(self, mpl, capsys, sweep, tmp_path):
-        code, _, err = run(capsys, "plot", str(sweep), "--x", "load", "--y", "latency_mean")
-        assert code == 2 and err.splitlines()[-1].startswith("ibfabric: error: unknown statistic 'load': choose"
-                                                             " from offered_load,")
+        code, _, err = run(capsys, "plot", str(sweep), "--x", "laod", "--y", "latency_mean")
+        assert code == 2 and err.splitlines()[-1].startswith(
+            "ibfabric: error: unknown statistic or iteration variable 'laod' (did you mean 'load'?): choose"
+            " from offered_load,")
         code, _, err = run(capsys, "plot", str(sweep), "--x", "offered_load", "--y", "latency_mean", "--hue", "vl")
         assert (code, err.splitlines()[-1]) == (
             2, "ibfabric: error: unknown iteration variable 'vl': choose from routing, load")

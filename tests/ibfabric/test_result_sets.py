@@ -21,6 +21,8 @@ while True:
     files = {name: f"{i} {name} " * (1000 * (k + 1)) for k, name in enumerate(("summary.json", "scalars.csv", "results.sca"))}
     write_result_set(out / "same", files)          # rewritten in place: manifest removed first, written last
     write_result_set(out / f"new{i}", files)      # new directories: renamed into place
+    if i == 0:
+        print("writing", flush=True)
     i += 1
 """
 
@@ -35,10 +37,12 @@ def test_sigkill_never_leaves_a_partial_or_mixed_set(tmp_path):
     for trial in range(6):
         out = tmp_path / f"t{trial}"
         out.mkdir()
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(out)])
-        time.sleep(0.8 + rng.random() * 0.7)
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(out)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "writing\n"  # its first sets are written (instead of a long sleep)
+        time.sleep(rng.random() * 0.3)  # killed at a random point of a later set
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        proc.stdout.close()
         news = [p for p in out.iterdir() if p.name.startswith("new")]
         assert news, "the writer never got going"
         for p in news:

@@ -250,6 +250,52 @@ class TestRoutingCycle:
         assert any("channel-dependency cycle" in w for w in sim.warnings)  # found in the sample too
 
 
+class TestNotConnected:
+    DANGLING = """
+module Pod
+{
+    gates:
+        inout up;
+    submodules:
+        s: Switch { numPorts = 4; }
+        h[2]: HCA;
+    connections allowunconnected:
+        s.port[1] <--> up;
+        for i=0..1 { h[i].port[1] <--> Link <--> s.port[i+2]; }
+}
+
+network dangle
+{
+    submodules:
+        top: Switch { numPorts = 4; }
+        p[2]: Pod;
+        sm: SubnetManager;
+    connections allowunconnected:
+        top.port[1] <--> Link <--> p[0].up;
+}
+"""
+    MESSAGE = ("the fabric is not connected: 3 of 7 InfiniBand nodes cannot reach the others (p[1].s, p[1].h[0],"
+               " p[1].h[1]); no route leads to them from the rest (a gate left unconnected?)")
+
+    def test_a_dangling_compound_gate_is_named(self, capsys, tmp_path):
+        # p[1].up leads nowhere: p[1]'s switch and hosts are cut off from the rest (topo show: "connected: no")
+        path = tmp_path / "dangle.ned"
+        path.write_text(self.DANGLING)
+        code, out, err = cli(capsys, "run", str(path), "--time", "12us", "--warmup", "2us", "--json", "--no-progress")
+        assert code == 0, err
+        assert self.MESSAGE in warning_lines(err) and self.MESSAGE in json.loads(out)["warnings"]
+
+    def test_only_the_first_nodes_are_named(self):
+        text = self.DANGLING.replace("p[2]: Pod;", "p[4]: Pod;")
+        with pytest.warns(IbfabricWarning, match=r"not connected: 9 of 13 InfiniBand nodes cannot reach the others"
+                                                 r" \(p\[1\].s, p\[1\].h\[0\], p\[1\].h\[1\], p\[2\].s,"
+                                                 r" p\[2\].h\[0\], \.\.\. \(9 in all\)\)"):
+            Simulation(text)
+
+    def test_a_connected_fabric_says_nothing(self):
+        assert not [w for w in Simulation(STAR).warnings if "not connected" in w]
+
+
 class TestWarnings:
     def test_empty_window_in_the_api(self):
         sim = Simulation(STAR, overrides={"**.traffic": "uniform"}, warmup="10us")

@@ -39,6 +39,18 @@ class TestCompare:
         assert df[11] == "8" and df[13] == "yes"
         assert "up/down" in out
 
+    def test_compare_and_check_say_which_pairs_their_hops_average(self, capsys, tree_ned):
+        # the same engine, two means: CA-to-CA routes in --compare, every pair of endpoints in --check
+        code, out, _ = run(capsys, "routes", tree_ned, "--compare", "minhop")
+        assert code == 0
+        assert "hops: links per route, over the routes between CAs only ('routes --check' counts every ordered" in out
+        compare_mean = float(row(out, "minhop")[2])
+        code, out, _ = run(capsys, "routes", tree_ned, "--routing", "minhop", "--check")
+        (pairs,) = [ln for ln in out.splitlines() if ln.startswith("pairs:")]
+        assert pairs.endswith("(ordered pairs of endpoints, switches included: the hops and loads below are over them)")
+        check_mean = float(next(ln for ln in out.splitlines() if ln.startswith("hops:")).split()[2].rstrip(","))
+        assert check_mean != compare_mean
+
     def test_an_engine_that_refuses_the_fabric_is_a_row_and_a_line(self, capsys, tmp_path):
         path = tmp_path / "ring.ned"
         path.write_text(to_ned(torus((5,)), name="ring"))

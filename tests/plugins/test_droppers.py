@@ -11,14 +11,15 @@ from ibfabric.errors import ConfigError
 from ibfabric.plugins.droppers import HeadOfQueueLifetime, SwitchLifetime, lifetime_ns
 from ibfabric.simulation import Simulation
 
-#: spf on irregular16 at load 0.9 deadlocks within 50 us without dropping
+#: spf on irregular16 at load 0.9 deadlocks within 50 us without dropping (at 30 us: a deadlock
+#: search every microsecond finds it then)
 SPF = {"**.routing": "spf", "**.load": "0.9", "**.traffic": "uniform"}
 
 
-def run(dropper="none", options="", check=False, until="150us"):
+def run(dropper="none", options="", check=False, deadlock_interval="50us"):
     ov = dict(SPF, **{"**.dropper": f'"{dropper}"', "**.dropperOptions": f'"{options}"'})
-    sim = Simulation("irregular16", overrides=ov, seed=1, warmup="5us", check=check)
-    return sim
+    return Simulation("irregular16", overrides=ov, seed=1, warmup="5us", check=check,
+                      deadlock_interval=deadlock_interval)
 
 
 class TestLimits:
@@ -62,8 +63,10 @@ class TestInTheDataPath:
 
     @pytest.mark.parametrize("dropper, options", [("hll", "hv=0"), ("sll", "lv=1")])
     def test_and_completes_with_a_lifetime_dropper(self, dropper, options):
-        sim = run(dropper, options, check=True)
-        s = sim.run("150us")
+        # twice as long as it takes to deadlock without dropping, with a deadlock search every 5 us (and
+        # the credit and wake-up audits at every event: they cost most of the time)
+        sim = run(dropper, options, check=True, deadlock_interval="5us")
+        s = sim.run("60us")
         assert s["deadlock"] is None and s["conservation_ok"]
         assert s["packets_dropped"] == sim.stats.dropped[dropper] > 100
         assert s["packets_delivered"] > 5 * 1279  # what got through before the deadlock

@@ -105,8 +105,11 @@ class TestRegistry:
 
     def test_unknown_name_lists_the_valid_ones(self):
         plugins = PluginSet.load()
-        with pytest.raises(UnknownName, match=r"unknown VL arbiter 'wrr' \(valid: iba-vlarb, round-robin"):
+        names = plugins.vl_arbiters.names()  # the built-ins and whatever other plugins are installed
+        assert {"iba-vlarb", "round-robin"} <= set(names)
+        with pytest.raises(UnknownName) as info:
             plugins.vl_arbiters["wrr"]
+        assert str(info.value) == f"unknown VL arbiter 'wrr' (valid: {', '.join(names)})"
 
     def test_builtins_come_from_entry_points(self):
         plugins = PluginSet.load()
@@ -204,6 +207,43 @@ class TestThirdPartyPackage:
         # without ibfabric's plugin the same tests cannot find their fixtures
         blocked = subprocess.run(cmd + ["-p", "no:ibfabric", "-x"], env=env, cwd=tmp_path, capture_output=True, text=True)
         assert blocked.returncode != 0 and "fixture 'small_fabric' not found" in blocked.stdout, blocked.stdout[-2000:]
+
+
+#: ibfabric's tests that look at the names registered for a role: none may assume that no other plugin is
+#: installed (they assert that the built-ins are there, or build what they expect from the registry).
+NAME_LISTING_TESTS = [
+    "tests/plugins/test_manager.py::TestRegistry::test_unknown_name_lists_the_valid_ones",
+    "tests/ibfabric/test_cli.py::TestErrors::test_one_line_errors",
+    "tests/ibfabric/test_cli.py::TestErrors::test_unknown_arbiter_lists_every_registered_one",
+    "tests/ibfabric/test_cli.py::TestPluginsAndTopo::test_plugins_lists_roles_and_origins",
+    "tests/plugins/test_multicast_routing.py::TestPluginRole::test_listed_with_the_other_roles",
+    "tests/components/test_multicast_groups.py::TestSubnetManager::test_errors_are_located_at_the_subnet_manager",
+    "tests/components/test_qos_sim.py::TestSetUp::test_unknown_policy_lists_the_valid_ones",
+    "tests/plugins/routing/test_engines.py::TestRegistry::test_unknown_engine_lists_the_valid_ones",
+    "tests/plugins/test_selectors.py::TestSelectors::test_registered",
+    "tests/test_docs.py::test_the_built_in_patterns_are_found",
+]
+
+
+class TestOtherPluginsInstalled:
+    def test_the_extra_plugin_registers_a_name_for_every_role(self, extra_site, monkeypatch):
+        monkeypatch.syspath_prepend(str(extra_site))
+        plugins = PluginSet.load()
+        for attr in ROLES:
+            names = getattr(plugins, attr).names()
+            assert names[0].startswith("aaa") and names[-1].startswith("zzz"), (attr, names)
+        assert plugins.distribution("extra-names") == "ibfabric-extra-names==1.0"
+
+    def test_ibfabric_tests_that_list_names_still_pass(self, extra_site):
+        """Installing a third-party plugin must not break ibfabric's own test suite (issue 35, item 4):
+        the tests that look at a role's names run with a plugin installed that registers a name
+        before and after the built-ins' in every role."""
+        root = Path(__file__).resolve().parents[2]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env["PYTHONPATH"] = os.pathsep.join([str(extra_site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE", *NAME_LISTING_TESTS]
+        proc = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
 class TestPluginFailuresAtRunTime:

@@ -81,3 +81,39 @@ class TestHotSpot:
     def test_bad_options(self, opts):
         with pytest.raises(ConfigError):
             HotSpot(10, opts)
+
+    def test_the_hot_spot_named_by_its_host(self):
+        names = ["net.h0", "net.h1", "net.pod.h2", "net.pod.x"]
+        assert HotSpot(4, {"node": "h1"}, host_names=names).hotspot == 1
+        assert HotSpot(4, {"node": "pod.h2"}, host_names=names).hotspot == 2  # the path without the network
+        assert HotSpot(4, {"node": "net.pod.h2"}, host_names=names).hotspot == 2  # the full path
+        assert HotSpot(4, {"node": "h2"}, host_names=names).hotspot == 2  # a last part only one host has
+        with pytest.raises(ConfigError, match=r"^hot-spot 'node': no host named 'h11' \(did you mean 'h1'\?\);"
+                                              r" hosts are the channel adapters with a connected port: h0, h1,"
+                                              r" pod.h2, pod.x$"):
+            HotSpot(4, {"node": "h11"}, host_names=names)
+        with pytest.raises(ConfigError, match="'node' .* or 'hotspot' .*, not both"):
+            HotSpot(4, {"node": "h1", "hotspot": "1"}, host_names=names)
+        with pytest.raises(ConfigError, match="built without the host names: give the endpoint's index"):
+            HotSpot(4, {"node": "h1"})
+
+    def test_node_in_a_run(self):
+        from ibfabric.simulation import Simulation
+
+        ov = {"**.traffic": "hot-spot", "**.trafficOptions": '"fraction=0.5 node=h1_1"', "**.load": "0.2"}
+        sim = Simulation("irregular16", overrides=ov, seed=1)
+        sim.run("20us")
+        log = sim.stats.arrays()
+        hot = [h.path for h in sim.hosts].index("irregular16.h1_1")
+        assert sim.traffic_pattern("hot-spot", "fraction=0.5 node=h1_1").hotspot == hot == 5
+        assert np.bincount(log["dst"]).argmax() == hot
+        with pytest.raises(ConfigError, match=r"hot-spot 'node': no host named 'h1_9' \(did you mean 'h1_"):
+            Simulation("irregular16", overrides={**ov, "**.trafficOptions": '"node=h1_9"'}, seed=1)
+
+
+def test_doctests():
+    import doctest
+
+    from ibfabric.plugins import traffic
+
+    assert doctest.testmod(traffic).failed == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,50 @@ class TestGeneratedDumps:
         assert len(g.nodes) == n_nodes
         assert len(g.links) == n_links
         assert elaborate(write_ned(net)).canonical() == net.canonical()
+
+
+class TestLmcOnADump:
+    """fa (and every engine that needs LMC > 0) on a real dump, whose LIDs its subnet manager gave
+    with LMC 0: the subnet manager's lmc, or ``routes --lmc``, moves the LIDs that leave no room."""
+
+    MOVED = "LMC 1 gives every CA port 2 aligned LIDs: the LIDs of 76 of 145 CA ports were reassigned ("
+
+    def test_fa_needs_more_lids_than_the_dump_has(self, capsys):
+        assert main(["routes", str(CLUSTER), "--routing", "fa", "--check"]) == 2
+        assert "need LMC >= 1 (set the subnet manager's 'lmc')" in capsys.readouterr().err
+
+    def test_routes_lmc_moves_the_lids(self, capsys):
+        assert main(["routes", str(CLUSTER), "--routing", "fa", "--lmc", "1", "--check"]) == 0
+        out, err = capsys.readouterr()
+        assert err.startswith(f"ibfabric: warning: --lmc 1: {self.MOVED}cluster2014_8sw_144hca.stage1_mlx4_0 port 1:"
+                              " 57 -> 6, ") and len(err.splitlines()) == 1
+        assert "unreachable:          0" in out and "acyclic (deadlock-free)" in out
+        assert "adaptive options:     all minimal" in out
+
+    def test_run_with_the_subnet_managers_lmc(self, capsys):
+        argv = ["run", str(CLUSTER), "--routing", "fa", "--set", "**.sm.lmc=1", "--time", "12us", "--json"]
+        assert main(argv) == 0
+        out, err = capsys.readouterr()
+        summary = json.loads(out)
+        assert summary["routing"] == "fa" and summary["packets_delivered"] > 1000
+        assert f"ibfabric: warning: cluster2014_8sw_144hca.sm: {self.MOVED}" in err
+        assert any(w.startswith(f"cluster2014_8sw_144hca.sm: {self.MOVED}") for w in summary["warnings"])
+
+    def test_the_simulation_and_routes_give_the_same_lids(self):
+        import ibfabric
+
+        sim = ibfabric.load(CLUSTER, overrides={"**.sm.lmc": "1", "**.routing": "fa"})
+        dump = load_fabric(CLUSTER)
+        fabric, moved = dump.with_lmc(1)
+        lids = {(fabric.nodes[n].name, int(p)): int(lid) for n, p, lid in zip(fabric.ep_node, fabric.ep_port, fabric.ep_lid)}
+        g = sim.tables.fabric
+        assert {(g.nodes[n].name, int(p)): int(lid) for n, p, lid in zip(g.ep_node, g.ep_port, g.ep_lid)} == lids
+        assert len(moved) == 76 and int((fabric.ep_lid == dump.ep_lid).sum()) == len(fabric.ep_lid) - 76
+        for h in sim.hosts:  # the nodes hold the LIDs the SM gave
+            e = g.endpoint_of(sim.ib_nodes.index(h))
+            assert (h.lid, h.lmc) == (int(g.ep_lid[e]), 1)
+
+    def test_every_nodes_lmc_collides_and_says_what_to_set(self, capsys):
+        assert main(["run", str(CLUSTER), "--routing", "fa", "--set", "**.lmc=1", "--time", "12us"]) == 2
+        err = capsys.readouterr().err
+        assert "LIDs must be unique (to give ports more LIDs, leave the nodes' 'lmc' and set the subnet manager's" in err
