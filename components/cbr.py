@@ -251,6 +251,7 @@ class QosNetwork:
         self.busy_at_end: dict[str, float] | None = None
         self.summary_options: dict[str, Any] = {}
         sim.qos = self
+        sim.add_summary_section("qos", lambda: {"qos": self.summary()})
         #: Per-connection sums of the deliveries folded out of the log on a long run.
         self.folded: ConnectionStats | None = None
         sim.stats.fold_hooks.append(self._fold)

@@ -37,6 +37,7 @@ from ibfabric.errors import ConfigError
 from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode
 from .packet import CREDIT_BYTES, VL15, Packet
 from .port import INF, SEVERAL, TxPort, return_credits
+from .portstate import PortState
 
 __all__ = ["HCA", "HcaRx", "HcaTx", "TrafficSource", "SLSource", "SplitSource", "MTUS"]
 
@@ -166,14 +167,29 @@ class HcaTx(TxPort):
         self.poke(self.loop.now)
 
     def has_work(self) -> bool:
+        if self.state != PortState.ACTIVE:
+            return bool(self.state != PortState.DOWN and self.mgmt)
         return bool(self.queued or self.mgmt) or any(self.cands)
 
+    def _step_inactive(self, now: float) -> float:
+        """A port that is not Active: Down sends nothing (its send queues and VL buffers stay as they are,
+        as a real HCA keeps its send queues; the source makes no messages meanwhile), Init and Armed send
+        VL15 packets only."""
+        if self.state == PortState.DOWN or not self.mgmt:
+            return INF
+        if now < self.busy_until:
+            return self.busy_until
+        end = self.busy_until = self._launch(self.mgmt.popleft(), VL15, now)
+        return end
+
     def sendable(self, now: float) -> bool:
+        if self.state != PortState.ACTIVE:
+            return bool(self.state != PortState.DOWN and self.mgmt) and self.busy_until <= now
         if self.mgmt:
             return True
         for vl in range(self.nvl):
             q = self.vbuf[vl].q
-            if q and q[0].credits <= self._credits_at(vl, now):
+            if q and q[0].credits <= self.credits_at(vl, now):
                 return True
         src = self.source
         if src is not None and src.next_time <= now and not any(vb.q for vb in self.vbuf) and not self.queued:
@@ -889,8 +905,6 @@ class HCA(IBNode):
         if acc is None:
             raise ConfigError(f"{self.path}: no multicast groups are declared (the subnet manager's"
                               f" 'multicastGroups')")
-        if acc.problem:
-            raise ConfigError(acc.problem)
         try:
             gi = acc.group_index(group)
         except KeyError as exc:

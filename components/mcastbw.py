@@ -194,13 +194,13 @@ def apply(sim, bw: BandwidthPlan, owner: str = "") -> None:
             else:
                 t = tx.sl2vl
             _set_arbitration(tx, t[bw.ref_sl], bw, owner)
-            if hasattr(tx, "mprio"):
+            if node.is_switch:
                 tx.mprio = False
     for tx in (tx for n in sim.ib_nodes if n.is_switch for tx in n.tx.values()):
-        engine = getattr(tx, "engine", None)
-        if engine is not None and not callable(getattr(engine, "offers", None)):
+        engine = tx.engine
+        if engine is not None and tx.obuf is None and not callable(getattr(engine, "offers", None)):
             raise ConfigError(f"{owner}: multicastBandwidth '{bw.policy}' needs a replication engine that lets"
-                              f" multicast copies take part in VL arbitration ('{engine.name}' at"
+                              f" multicast copies take part in VL arbitration, or output buffers ('{engine.name}' at"
                               f" {tx.node.path} cannot: its copies go first by design)")
     if sim.multicast is not None:
         sim.multicast.sls = [list(s) for s in bw.group_sls]

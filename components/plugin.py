@@ -16,6 +16,15 @@ from .switch import Switch
 
 
 @hookimpl
+def ibfabric_run_finished(simulation, summary) -> None:
+    """Add the summary sections of the run's features (:meth:`Simulation.add_summary_section
+    <ibfabric.simulation.Simulation.add_summary_section>`), and the warnings they gave."""
+    for section in simulation.summary_sections.values():
+        summary.update(section())
+    summary["warnings"] = list(simulation.warnings)
+
+
+@hookimpl
 def ibfabric_register_module_types(register) -> None:
     """Register Switch, HCA, SubnetManager, Link, DelayChannel and DatarateChannel
     as ``ibfabric.components.<name>``.

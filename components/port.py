@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .link import Link
     from .packet import Packet
 
-__all__ = ["InputBuffer", "TxPort", "return_credits", "insert_return", "pending_returns", "one_ready", "SEVERAL"]
+__all__ = ["TxPort", "return_credits", "insert_return", "pending_returns", "one_ready", "SEVERAL", "INF"]
 
 INF = math.inf
 #: What :meth:`TxPort.ready_heads` (and the switch's own look) returns when more than one VL is ready.
@@ -56,42 +56,6 @@ def one_ready(arbiter):
     if getattr(type(arbiter), "select_one", None) is not None:
         return arbiter.select_one
     return lambda ready, vl: arbiter.select(ready)
-
-
-class InputBuffer:
-    """One VL of a switch input port: a FIFO of packets.
-
-    ``capacity``, ``occ`` and ``max_occ`` count 64-byte credits.  Only the
-    head packet can cross the crossbar (head-of-line order within a VL).
-    """
-
-    __slots__ = ("q", "vl", "rx", "capacity", "occ", "max_occ", "adaptive_cap", "escape", "hq_expire")
-
-    #: not a virtual output queue (:class:`~ibfabric.components.voq.VoqQueue`, which is given back to its
-    #: pool when emptied)
-    recycled = False
-
-    def __init__(self, rx, vl: int, capacity: int):
-        self.q: deque[Packet] = deque()
-        self.vl = vl
-        self.rx = rx
-        self.capacity = capacity
-        self.occ = 0
-        self.max_occ = 0
-        #: credits of the adaptive part of a split buffer (0: not split) and its escape read point
-        #: (:mod:`ibfabric.components.options`)
-        self.adaptive_cap = 0
-        self.escape = None
-        #: when the head packet is discarded (lifetime droppers; :mod:`ibfabric.components.lifetimes`)
-        self.hq_expire = INF
-
-    def __repr__(self) -> str:
-        return f"<InputBuffer {self.name} {len(self.q)} pkts {self.occ}/{self.capacity} credits>"
-
-    @property
-    def name(self) -> str:
-        """The buffer as messages name it: ``<node path>.port[<port>] VL<vl>``."""
-        return f"{self.rx.node.path}.port[{self.rx.port}] VL{self.vl}"
 
 
 def return_credits(up: "TxPort", vl: int, time: float, credits: int) -> None:
@@ -148,26 +112,27 @@ class TxPort:
     cands : tuple of list
         Per data VL, the sources (input buffers or VL send buffers) whose head
         packet wants this port.
+    state : PortState
+        IBA port state (:mod:`.portstate`); :meth:`set_state` changes it.
+    step : callable
+        ``step(now) -> next time``: what the port does at a wake-up, bound by
+        :meth:`bind` from its state (and, for a switch port, its stages), so
+        that the per-packet path tests no state and no feature.
     """
 
     # the attributes every port has are slots: one compact object per port, not an object and a
-    # dictionary of 35 entries (a subclass's own are slots too, or go in its dictionary; the classes a
-    # port changes to when it changes state add no slots, :mod:`.failures`, :mod:`.multicast`).
+    # dictionary of 35 entries (a subclass's own are slots too; the dictionary is for what a third party
+    # adds).
     # In the order a packet-hop reads them: first what a poke and a credit return read of a port that
     # may be cold (on a large fabric, most are), then its own wake-up's, then the rest, so that a hop
     # touches three or four of the object's five cache lines rather than all of them.
     __slots__ = (
         "running", "busy_until", "own_wake", "early_at", "returns", "wants",
-        "cands", "nvl", "mcands", "gen", "check", "single", "credits", "env",
+        "cands", "nvl", "mcands", "gen", "check", "single", "credits", "step", "env",
         "loop", "next_t", "byte_time", "delay", "peer_rx", "window", "busy", "last_end",
         "last_start", "sent", "pick_one", "arbiter", "ready", "node", "port", "link",
-        "capacity", "early_wakes", "__dict__", "__weakref__",
+        "capacity", "early_wakes", "state", "__dict__", "__weakref__",
     )
-
-    #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
-    escape_reserve = 0
-    #: IBA port state; a port that leaves Active changes class (:mod:`ibfabric.components.failures`)
-    state = PortState.ACTIVE
 
     def __init__(self, node, port: int, link: "Link", nvl: int, arbiter, env):
         self.node = node
@@ -210,6 +175,9 @@ class TxPort:
         self.last_end = 0.0
         self.check = node.sim.check
         self.early_wakes = 0
+        self.state = PortState.ACTIVE
+        self.mcands: list = []
+        self.step = self._step
         self.loop.schedule(self.loop.now, self, 0)
 
     # ----------------------------------------------------------- wiring
@@ -218,7 +186,7 @@ class TxPort:
         """Attach the receiving side at the other end and take its buffer sizes as credits."""
         self.peer_rx = peer_rx
         self.capacity = list(capacity_credits)
-        self.credits = list(capacity_credits)
+        self.credits[:] = capacity_credits  # (in place: the port's stages may hold the list)
 
     @property
     def name_(self) -> str:
@@ -237,9 +205,46 @@ class TxPort:
             self.early_at = INF
         self.wake_by(self.run_step(now))
 
+    def bind(self) -> None:
+        """Bind :attr:`step` to what the port does in its state: :meth:`_step` while Active,
+        :meth:`_step_inactive` otherwise."""
+        self.step = self._step if self.state == PortState.ACTIVE else self._step_inactive
+
+    def set_state(self, state: PortState, now: float) -> None:
+        """Put the port in *state* at *now* (IBA PortInfo.PortState; :mod:`.failures` moves both ends of a
+        link together).  Leaving Down, its credits are those of the receiver's free space (link
+        training); the port is re-armed at *now* so that it looks at once in its new state."""
+        state = PortState(state)
+        old = self.state
+        if state == old:
+            return
+        self.state = state
+        if old == PortState.DOWN:
+            self.train()
+        self.left_state(old, now)
+        self.bind()
+        self.rearm(now)
+        sma = self.node.sma
+        if sma is not None:  # a dynamic subnet manager's agent: traps (components/sm/agent.py)
+            sma.port_changed(self.port, old, state, now)
+
+    def left_state(self, old: PortState, now: float) -> None:
+        """What the port does as it leaves state *old* for :attr:`state` (a subclass's hook)."""
+
+    def train(self) -> None:
+        """Link training: full credits for what the receiver does not hold, no returns in flight."""
+        rx = self.peer_rx
+        for vl in range(self.nvl):
+            self.credits[vl] = self.capacity[vl] - rx.held(vl)
+            self.returns[vl].clear()
+
+    def _step_inactive(self, now: float) -> float:
+        """The step of a port that is not Active (a subclass's: :mod:`.failures`)."""
+        raise NotImplementedError
+
     def rearm(self, now: float) -> None:
-        """Restart the port's wake-ups at *now* (it changed state: :mod:`.failures`); a pending own
-        wake-up is dropped, an early one stays."""
+        """Restart the port's wake-ups at *now* (it changed state); a pending own wake-up is dropped, an
+        early one stays."""
         self.gen += 1
         self.running = False
         self.own_wake = now
@@ -296,7 +301,7 @@ class TxPort:
             self.early_wakes += 1
             self.loop.schedule(t, self, EARLY)
 
-    def step(self, now: float) -> float:
+    def _step(self, now: float) -> float:
         """Do what can be done at *now*; return when to look again (INF: when poked)."""
         if now < self.busy_until:
             # a wake-up that an early one overtook: the link is still sending its packet
@@ -375,7 +380,8 @@ class TxPort:
                     nxt = rq[0]
         return one, nxt
 
-    def _credits_at(self, vl: int, now: float) -> int:
+    def credits_at(self, vl: int, now: float) -> int:
+        """The credits of VL *vl* available at *now*, counting the returns arrived by then (no side effects)."""
         return self.credits[vl] + pending_returns(self.returns[vl], now)
 
     def held_packets(self) -> int:
@@ -431,6 +437,16 @@ class TxPort:
         self.peer_rx.receive(p, now)
         if self.check and vl != VL15:
             self.check_credits(vl)
+
+    def cut(self, now: float) -> None:
+        """The transmission in progress stops at *now* (its link failed; utilisation counts up to now)."""
+        if self.last_end > now:
+            cut = self.last_end - max(now, self.last_start, self.window)
+            if cut > 0:
+                self.busy -= cut
+            self.last_end = now
+        if self.busy_until > now:
+            self.busy_until = now
 
     def busy_time(self, now: float) -> float:
         """Time this port spent transmitting since the measurement window began, up to *now*."""

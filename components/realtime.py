@@ -349,6 +349,7 @@ def deadlines_for(sim):
     if sim.realtime_deadlines is None:
         sim.realtime_deadlines = DeadlineStats(fps=30.0, t0=sim.warmup)
         sim.stats.fold_hooks.append(sim.realtime_deadlines.add)
+        sim.add_summary_section("realtime", lambda: {"realtime": realtime_summary(sim)})
     return sim.realtime_deadlines
 
 

@@ -186,13 +186,11 @@ class SubnetManager(Module):
         sim = self.sim
         nodes = sim.ib_nodes
         kinds: dict[bool, object] = {}
-        problem = None
         for node_index, entries in mft.entries().items():
             sw = nodes[node_index]
             sw.install_mft(entries)
             if sw.replicator is not None:
                 kinds.setdefault(bool(getattr(sw.replicator, "source_copies", False)), sw)
-            problem = problem or sw.mcast_problem
         if len(kinds) > 1:
             a, b = kinds[True], kinds[False]
             raise ConfigError(f"{self.path}: 'replicated-unicast' is a fabric-wide choice: {a.path} uses it but"
@@ -200,6 +198,6 @@ class SubnetManager(Module):
         source_copies = kinds.keys() == {True}
         if mft.groups:
             sim.multicast = MulticastStats(sim, mft.groups, source_copies)
-            sim.multicast.problem = problem
+            sim.add_summary_section("multicast", lambda: {"multicast": sim.multicast.summary()})
             if source_copies:
-                sim.deliver = sim.multicast.deliver_unicast  # member copies are unicast packets
+                sim.delivery_listeners.append(sim.multicast.delivered)  # member copies are unicast packets

@@ -189,8 +189,8 @@ def _check_routes(sim: Simulation) -> None:
 
 
 def result_warnings(sim: Simulation, summary: dict[str, Any]) -> list[str]:
-    """The warnings a run's results call for: empty window, saturation, failed conservation, the dynamic
-    subnet manager still recovering."""
+    """The warnings a run's results call for: empty window, saturation, failed conservation (the features'
+    own, such as the dynamic subnet manager still recovering, come with their summary sections)."""
     out = []
     if summary["window_ns"] <= 0:
         out.append(f"the measurement window is empty: the simulation is at {sim.now:g} ns, not after the warm-up"
@@ -200,11 +200,4 @@ def result_warnings(sim: Simulation, summary: dict[str, Any]) -> list[str]:
                    " (accepted load is the throughput it sustains)")
     if not summary["conservation_ok"]:
         out.append("packet conservation check failed: injected != delivered + dropped + in flight")
-    if summary.get("assimilations"):
-        from ibfabric.components.sm.report import unfinished_warning
-
-        sm = sim.dynamic_sm
-        recovering = unfinished_warning(summary, sim.now, sm.compute_end, sm.compute_after)
-        if recovering:
-            out.append(recovering)
     return out

@@ -54,20 +54,21 @@ class Watchdog(salabim.Component):
 def find_deadlock(sim: "Simulation") -> list[str] | None:
     """A cycle of buffers, each full and waiting for the next to drain, or None.
 
-    A head packet with routing options waits for *every* option's buffer
-    (it could take whichever drains first); the deadlocked set is the
-    largest set of blocked buffers each of which waits only on members,
-    and the cycle reported runs inside it.  Multicast heads and the
-    buffers of replication engines (extra and central buffers) wait as
-    their engine says (``waits``/``nodes``, :mod:`ibfabric.plugins.replication`):
-    on any of their outputs' buffers (asynchronous, central buffer), or, in
-    lock step, while any of them is blocked (synchronous).
-
-    Edges: an input buffer whose head packet is ready waits for the
-    output buffer it goes to when that is full with no space on its way
-    back, or for the next switch's input buffer when the packet lacks
-    credits and none are on their way back; an output buffer's head waits
-    likewise for credits.
+    It asks the stages (DESIGN §3): each input buffer organisation for its
+    read points (a buffer is blocked when the packet at every one of them
+    is), each output port for what a packet crossing into it waits for
+    (the next switch's input buffer when it lacks credits with none on
+    their way back, or its own output VL buffer when that is full with
+    nothing leaving), and the replication engines for their heads and
+    buffers.  A head packet with routing options waits for *every* option
+    (it could take whichever drains first); a head that a lifetime will
+    discard waits for nothing; multicast heads and the engines' buffers
+    (extra and central buffers) wait as their engine says (``waits``/
+    ``nodes``, :mod:`ibfabric.plugins.replication`): on any of their
+    outputs (asynchronous, central buffer), or, in lock step, while any of
+    them is blocked (synchronous).  The deadlocked set is the largest set
+    of blocked buffers each of which waits only on members, and the cycle
+    reported runs inside it.
     """
     from ibfabric.components.switch import SwitchRx
 
@@ -76,26 +77,33 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
     names: dict[object, str] = {}
     needs_all: set = set()  # nodes blocked while any of their waits is (synchronous multicast: lock step)
 
-    def credit_starved(op, vl, p, need) -> bool:
-        rq = op.returns[vl]  # flat: [time, credits, ...] in time order
-        avail = op.credits[vl] + pending_returns(rq, now)
+    def credit_starved(tx, vl, need) -> bool:
+        rq = tx.returns[vl]  # flat: [time, credits, ...] in time order
+        avail = tx.credits[vl] + pending_returns(rq, now)
         return avail < need and not (rq and rq[-2] > now)
 
-    def starved(op, vl, need):
-        """The downstream input buffer that port *op* waits on for *need* credits of VL *vl*, or None."""
-        if isinstance(op.peer_rx, SwitchRx) and credit_starved(op, vl, None, need):
-            return ("in", id(op.peer_rx.bufs[vl]))
+    def starved(tx, vl, need):
+        """What a packet needing *need* credits to cross into port *tx* on VL *vl* waits for, or None."""
+        if tx.state != ACTIVE:  # a port not Active discards what is routed to it: nothing waits for it
+            return None
+        if tx.obuf is not None:
+            gone = tx.on_link
+            leaving = gone is not None and gone[1] == vl
+            if leaving or tx.ofree[vl] >= need:
+                return None
+            return ("out", id(tx), vl)
+        if isinstance(tx.peer_rx, SwitchRx) and credit_starved(tx, vl, need):
+            return ("in", id(tx.peer_rx.bufs[vl]))
         return None
 
     for node in sim.ib_nodes:
         if not node.is_switch:
             continue
         for tx in node.tx.values():
-            obuf = getattr(tx, "obuf", None)
-            if obuf is None:
+            if tx.obuf is None or not isinstance(tx.peer_rx, SwitchRx):
                 continue
-            for vl, ob in enumerate(obuf):
-                if ob and isinstance(tx.peer_rx, SwitchRx) and credit_starved(tx, vl, ob[0], ob[0].credits):
+            for vl, q in enumerate(tx.obuf):
+                if q and credit_starved(tx, vl, q[0].credits):
                     key = ("out", id(tx), vl)
                     nxt[key] = [("in", id(tx.peer_rx.bufs[vl]))]
                     names[key] = f"{tx.name_} out VL{vl}"
@@ -106,27 +114,25 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
                 names[key] = name
                 if all_:
                     needs_all.add(key)
+        watcher = node.plan.lifetimes
         for rx in node.rx.values():
             for buf in rx.bufs:
-                if not buf.q or buf.hq_expire < INF:  # a head that will expire frees the buffer
+                reads = buf.reads()
+                if not reads:
                     continue
-                if getattr(buf.q[0].out_port, "mcast", False):  # a multicast head: its engine says
-                    h = eng.heads.get(buf)
-                    waits, all_ = eng.waits(h, now, starved) if h is not None else (None, False)
-                    if waits:
-                        key = ("in", id(buf))
-                        names[key] = buf.name
-                        nxt[key] = waits
-                        if all_:
-                            needs_all.add(key)
-                    continue
-                if hasattr(buf, "voqs"):  # virtual output queues: the buffer drains if any queue's head can move
-                    reads = buf.heads()
-                else:
-                    reads = [buf.q[0]] if buf.escape is None else [buf.q[0], buf.escape.q[0]]
-                waits: list = []
-                for p in reads:
-                    w = _waits_of(p, now, credit_starved)
+                waits: list | None = []
+                all_ = False
+                for c in reads:
+                    if watcher is not None and watcher.frees(c):
+                        waits = None  # a head that will expire frees the buffer
+                        break
+                    p = c.q[0]
+                    if getattr(p.out_port, "mcast", False):  # a multicast head: its engine says
+                        h = eng.heads.get(c)
+                        w, a = eng.waits(h, now, starved) if h is not None else (None, False)
+                        all_ = all_ or a
+                    else:
+                        w = _waits_of(p, now, starved)
                     if w is None:
                         waits = None
                         break
@@ -135,6 +141,8 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
                     key = ("in", id(buf))
                     names[key] = buf.name
                     nxt[key] = waits
+                    if all_:
+                        needs_all.add(key)
     # the deadlocked set: blocked buffers all of whose ways out lead to blocked buffers (greatest fixed point)
     blocked = set(nxt)
     changed = True
@@ -158,35 +166,16 @@ def find_deadlock(sim: "Simulation") -> list[str] | None:
     return [names[k] for k in seen[pos[cur]:]]
 
 
-def _waits_of(p, now: float, credit_starved) -> list | None:
-    """What the packet *p*, at a read point of an input buffer, waits for: the buffers it needs
-    space in (any one of them would do), or None if it is not blocked."""
-    from ibfabric.components.switch import SwitchRx
-
+def _waits_of(p, now: float, starved) -> list | None:
+    """What the packet *p*, at a read point of an input buffer, waits for: the buffers it needs space in
+    (any one of them would do: a packet with routing options waits for every option), or None if it is
+    not blocked."""
     if p.ready_at > now:
         return None
-    op, ovl = p.out_port, p.out_vl
-    if getattr(op, "state", ACTIVE) != ACTIVE:  # a port not Active discards its heads: nothing waits for it
-        return None
-    if hasattr(op, "options"):  # routing options: blocked only if every option lacks credits
-        waits = []
-        for o in op.options:
-            vl = o.sl2vl[p.sl]
-            if vl >= o.tx.nvl:
-                continue
-            need = p.credits + (o.tx.escape_reserve if o.adaptive else 0)
-            if not (isinstance(o.tx.peer_rx, SwitchRx) and credit_starved(o.tx, vl, p, need)):
-                return None
-            waits.append(("in", id(o.tx.peer_rx.bufs[vl])))
-        return waits or None
-    if ovl >= op.nvl:
-        return None
-    obuf = getattr(op, "obuf", None)
-    if obuf is not None:
-        used = op.obytes[ovl] - op.freed_by(ovl, now)
-        leaving = op.on_link is not None and op.on_link[1] == ovl and op.on_link[0] > now
-        return [("out", id(op), ovl)] if used + p.size > op.ocap and not leaving else None
-    need = p.credits + (op.escape_reserve if p.opt > 0 else 0)
-    if isinstance(op.peer_rx, SwitchRx) and credit_starved(op, ovl, p, need):
-        return [("in", id(op.peer_rx.bufs[ovl]))]
-    return None
+    waits = []
+    for tx, vl, need in p.out_port.ways(p):
+        w = starved(tx, vl, need)
+        if w is None:
+            return None
+        waits.append(w)
+    return waits or None

@@ -28,8 +28,6 @@ class MulticastStats:
         self.sim = sim
         self.groups = tuple(groups)
         self.source_copies = source_copies
-        #: why some switch cannot replicate (raised when a host sends to a group), or None
-        self.problem: str | None = None
         #: per group, the SLs its packets use (a bandwidth policy's, :mod:`ibfabric.components.mcastbw`);
         #: empty: the sender's SL
         self.sls: list[list[int]] = [[] for _ in self.groups]
@@ -72,11 +70,9 @@ class MulticastStats:
         sim.deliver(p, t, node)
         self.member(p, gi, host, t)
 
-    def deliver_unicast(self, p, t: float, node) -> None:
-        """``sim.deliver`` of a replicated-unicast run: a unicast delivery, and a member's copy if it is one."""
-        from ibfabric.simulation import Simulation
-
-        Simulation.deliver(self.sim, p, t, node)
+    def delivered(self, p, t: float, node) -> None:
+        """A delivery listener of a replicated-unicast run (``sim.delivery_listeners``): a unicast delivery
+        is a member's copy if it is one."""
         rec = self.pending.get((p.msg, p.seq))
         if rec is not None:
             self.member(p, rec[0], p.dst, t)

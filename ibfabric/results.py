@@ -81,8 +81,10 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     dict
         The run's counters and measurements over ``[warmup, now]``: the keys
         of :data:`ibfabric.measure.DEFINITIONS` and those listed above, plus
-        ``routing_time_s``, ``qos``, ``multicast``, ``realtime`` and the
-        subnet manager's timelines when the run has them.
+        ``routing_time_s`` when the run has it.  The sections of the run's
+        features (``qos``, ``multicast``, ``realtime``, the dynamic subnet
+        manager's timelines) are added by the run-finished hook
+        (:meth:`Simulation.add_summary_section <ibfabric.simulation.Simulation.add_summary_section>`).
 
     Notes
     -----
@@ -171,16 +173,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     }
     if sim.routing_time is not None:
         summary["routing_time_s"] = sim.routing_time
-    if sim.qos is not None:  # a QoS run (ibfabric.components.cbr.QosNetwork): see ibfabric.qos_metrics
-        summary["qos"] = sim.qos.summary()
-    if sim.__dict__.get("dynamic_sm") is not None:  # assimilation timelines (ibfabric.components.sm)
-        summary.update(sim.dynamic_sm.summary())
-    if sim.multicast is not None:  # multicast groups: per-group delivery accounting (ibfabric.mstats)
-        summary["multicast"] = sim.multicast.summary()
-    if sim.realtime_deadlines is not None:  # MPEG-2 streams (ibfabric.components.realtime): DMP and DMT
-        from ibfabric.components.realtime import realtime_summary
-
-        summary["realtime"] = realtime_summary(sim)
+    # (the sections of the run's features -- qos, multicast, realtime, the dynamic subnet manager's
+    # assimilations -- come through the run-finished hook: Simulation.add_summary_section)
     from ibfabric.checks import result_warnings
 
     for message in result_warnings(sim, summary):

@@ -171,6 +171,13 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self.realtime_multicast_flows: set[int] = set()  # flows of the MPEG-2 streams sent to a group
         self.multicast = None  # per-group accounting when multicast groups are declared (ibfabric.mstats)
         self.wall = 0.0
+        #: ``f(packet, tail time, node)`` for every delivery to a host (features that account for deliveries:
+        #: the multicast accounting of replicated unicast)
+        self.delivery_listeners: list[Callable] = []
+        #: ``f(packet, reason, node) -> reason or None`` for every drop (see :meth:`drop`)
+        self.drop_listeners: list[Callable] = []
+        #: the summary's sections of the features this run has (see :meth:`add_summary_section`)
+        self.summary_sections: dict[str, Callable[[], dict]] = {}
         self._listen_received = False
         self._listen_dropped = False
         with self.plugins.blaming():  # an exception in a plugin's code names the plugin
@@ -436,8 +443,12 @@ class Simulation(EndpointsMixin, ScenarioMixin):
     # ------------------------------------------------------ accounting
 
     def deliver(self, p, t: float, node) -> None:
-        """Record *p*, whose last bit reaches *node* at *t* (at or after now)."""
+        """Record *p*, whose last bit reaches *node* at *t* (at or after now); the delivery listeners
+        (:attr:`delivery_listeners`) are told."""
         self.stats.add_delivery(p, t)
+        if self.delivery_listeners:
+            for f in self.delivery_listeners:
+                f(p, t, node)
         if self._listen_received:
             # an event only when somebody listens: the signal fires when the tail arrives
             self.call_at(t, node.emit, "packetReceived", t - p.created)
@@ -447,20 +458,28 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self.stats.local.append(p.tail_at)
 
     def drop(self, p, reason: str, node) -> None:
-        """Record that *node* dropped *p* for *reason* (emits ``packetDropped`` if anything listens)."""
+        """Record that *node* dropped *p* for *reason* (emits ``packetDropped`` if anything listens).
+
+        The drop listeners (:attr:`drop_listeners`) are told first; one may return the reason to count
+        the drop under instead (the dynamic subnet manager counts its packets as ``smp-lost``)."""
+        for f in self.drop_listeners:
+            r = f(p, reason, node)
+            if r:
+                reason = r
         self.stats.dropped[reason] += 1
         if self._listen_dropped:
             node.emit("packetDropped", reason)
 
+    def add_summary_section(self, name: str, section: Callable[[], dict]) -> None:
+        """Give the summary what a feature of this run measures: ``section()`` returns the keys to add
+        (``{"qos": ...}``; it may warn through :meth:`warn`).  The built-in plugin adds them when a run
+        finishes (the ``ibfabric_run_finished`` hook), after the core figures; a third-party plugin can
+        do the same from its own hook implementation."""
+        self.summary_sections[name] = section
+
     def packets_in_network(self) -> int:
         """Packets inside the fabric now, counted where they are (buffers and final wires)."""
-        n = 0
-        for node in self.ib_nodes:
-            if node.is_switch:
-                n += sum(len(b.q) for b in node.buffers())
-                n += sum(tx.held_packets() for tx in node.tx.values())
-                if node.replicator is not None and not node.replicator.source_copies:
-                    n += node.replicator.held()  # multicast packets in extra or central buffers
+        n = sum(node.packets_held() for node in self.ib_nodes if node.is_switch)
         return n + self.stats.on_wire_to_hosts(self.now)
 
     def audit_ports(self) -> None:

@@ -54,19 +54,25 @@ reserving the output VLs") and outside the VL arbiter, unless a bandwidth
 policy puts multicast on VLs of its own (:mod:`ibfabric.components.mcastbw`):
 then ``asynchronous`` and ``central-buffer`` offer their copies to the VL
 arbiter (``offers``/``send_offer``), and ``synchronous``, whose lock step
-needs priority, is refused.
+needs priority, works only where the ports have output buffers (its lock
+step is then at the crossbar; the links arbitrate).
 
-The engine API (``attach``, ``register``, ``serve``, ``sendable``, ``held``,
-``waits``, ``nodes``) is described in ``docs/plugins.md``.
+The engines work with either output side of a port (straight to the link,
+or output VL buffers): what they use of a port is its multicast state
+(``mq``, ``mfifo``, ``owner``) and ``has_room``, ``room_time``,
+``room_at``, ``accept``, ``free_at``, ``poke`` (:mod:`ibfabric.components.switch.tx`).
+The engine API (``attach``, ``register``, ``unregister``, ``serve``,
+``sendable``, ``held``, ``port_left``, ``flush``, ``waits``, ``nodes``) is
+described in ``docs/plugins.md``.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from ibfabric.components.multicast import clone, has_credits, launch_copy
 from ibfabric.components.port import INF
-from ibfabric.components.switch import cross
+from ibfabric.components.portstate import PORT_DOWN
+from ibfabric.components.switch.multicast import clone
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -111,8 +117,44 @@ class ReplicationEngine:
             tx.mq.append(h)
             tx.poke(t)
 
+    def unregister(self, h) -> None:
+        """Head *h*, still at its read point, leaves without its copies (dropped, or lost with its link):
+        no output port waits for it any more."""
+        self.heads.pop(h.buf, None)
+        for tx in h.outs:
+            if h in tx.mq:
+                tx.mq.remove(h)
+        h.outs = []
+
     def held(self) -> int:
         """Packets the engine keeps outside the input VLs (for the conservation counts): none here."""
+        return 0
+
+    def port_left(self, tx, now: float) -> None:
+        """Port *tx* left the Active state: the copies still owed to it are dropped (``port-down``); a
+        packet that owed no other copy is dropped itself."""
+        sim = self.switch.sim
+        for h in list(tx.mq):
+            if tx not in h.outs:
+                continue
+            h.outs.remove(tx)
+            tx.mq.remove(h)
+            if h.outs:
+                self.stats.copies += 1  # a copy made and dropped
+                sim.drop(h.p, PORT_DOWN, self.switch)
+            else:
+                self.gone(h, now, PORT_DOWN)
+
+    def gone(self, h, now: float, reason: str) -> None:
+        """Head *h* has no copy left to make: drop its packet where it waits."""
+        if h.where is None:
+            self.heads.pop(h.buf, None)
+            h.buf.discard(now, reason)
+        else:
+            self.switch.sim.drop(h.p, reason, self.switch)
+
+    def flush(self, now: float, reason: str) -> int:
+        """The switch failed: drop the packets the engine holds outside the input VLs; return how many."""
         return 0
 
     def nodes(self, now: float, starved):
@@ -123,13 +165,15 @@ class ReplicationEngine:
         return ()
 
     def copy_out(self, tx, p, vl: int, now: float, xend: float, last: bool) -> float:
-        """Launch a copy of *p* on *tx* (the packet itself if it is the *last* copy)."""
+        """A copy of *p* (the packet itself if it is the *last* copy) crosses into port *tx* on VL *vl*,
+        its data there by *xend*: onto the link, or into the output VL buffer; returns when the port's
+        crossbar output is free again (``tx.accept``)."""
         if last:
             c = p
         else:
             c = clone(p)
             self.stats.copies += 1
-        return launch_copy(tx, c, vl, now, xend)
+        return tx.accept(c, vl, now, xend)
 
     @staticmethod
     def any_starved(h, outs, now: float, starved) -> list | None:
@@ -178,8 +222,8 @@ class Asynchronous(ReplicationEngine):
                 continue
             vl = h.vl[tx]
             need = h.p.credits
-            if not has_credits(tx, vl, need, now):
-                t = tx.credit_time(vl, need, now)
+            if not tx.has_room(vl, need, now):
+                t = tx.room_time(vl, need, now)
                 if t < nxt:
                     nxt = t
                 continue
@@ -194,7 +238,7 @@ class Asynchronous(ReplicationEngine):
         last = not h.outs
         if h.where is None:
             del self.heads[h.buf]
-            xend = cross(h.buf, p, now)  # out of the input VL: credits go back, the next head moves up
+            xend = h.buf.take(p, now)  # out of the input VL: credits go back, the next head moves up
             if not last:
                 h.where = rx
                 self.extra[rx] = h
@@ -206,7 +250,7 @@ class Asynchronous(ReplicationEngine):
                 xend = p.tail_at
             if last:
                 self.extra[rx] = None
-                for buf in rx.bufs:  # heads of this port that waited for the extra buffer
+                for buf in rx.reads():  # heads of this port that waited for the extra buffer
                     w = self.heads.get(buf)
                     if w is not None:
                         t = w.ready_at()
@@ -229,8 +273,8 @@ class Asynchronous(ReplicationEngine):
                     nxt = t
                 continue
             need = h.p.credits
-            if not has_credits(tx, vl, need, now):
-                t = tx.credit_time(vl, need, now)
+            if not tx.has_room(vl, need, now):
+                t = tx.room_time(vl, need, now)
                 if t < nxt:
                     nxt = t
                 continue
@@ -244,13 +288,36 @@ class Asynchronous(ReplicationEngine):
     def sendable(self, tx, now: float):
         """``(could a copy start on tx now, False)``, without side effects (audits)."""
         for h in tx.mq:
-            if self._may(h, tx, now) <= now and h.p.credits <= tx._credits_at(h.vl[tx], now):
+            if self._may(h, tx, now) <= now and tx.free_at() <= now and h.p.credits <= tx.room_at(h.vl[tx], now):
                 return True, False
         return False, False
 
     def held(self) -> int:
         """Packets in the extra buffers of the input ports."""
         return sum(1 for h in self.extra.values() if h is not None)
+
+    def gone(self, h, now: float, reason: str) -> None:
+        if h.where is not None:  # in its extra buffer, which frees
+            self.extra[h.rx] = None
+            for buf in h.rx.reads():  # heads of this port that waited for the extra buffer
+                w = self.heads.get(buf)
+                if w is not None:
+                    for o in w.outs:
+                        o.poke(now)
+        super().gone(h, now, reason)
+
+    def flush(self, now: float, reason: str) -> int:
+        n = 0
+        for rx, h in self.extra.items():
+            if h is not None:
+                for o in h.outs:
+                    if h in o.mq:
+                        o.mq.remove(h)
+                self.switch.sim.drop(h.p, reason, self.switch)
+                self.extra[rx] = None
+                n += 1
+        self.heads.clear()
+        return n
 
     def waits(self, h, now: float, starved):
         """What head *h* waits for (the deadlock watchdog): ``(keys or None, False)``; the extra buffer of its
@@ -305,7 +372,7 @@ class Synchronous(ReplicationEngine):
         ready = sorted((h for h in self.heads.values() if h.ready_at() <= now), key=self._key)
         for h in ready:
             need = h.p.credits
-            if any(o.credit_time(h.vl[o], need, now) > now for o in h.outs):
+            if any(o.room_time(h.vl[o], need, now) > now for o in h.outs):
                 continue  # waits for credits like a unicast packet, holding nothing
             for o in h.outs:
                 if owners[o] is None:
@@ -330,10 +397,10 @@ class Synchronous(ReplicationEngine):
         for o in h.outs:
             if owners[o] is not h:
                 return INF
-            b = o.busy_until
+            b = o.free_at()
             if b > t:
                 t = b
-            c = o.credit_time(h.vl[o], need, now)
+            c = o.room_time(h.vl[o], need, now)
             if c > t:
                 t = c
         return t
@@ -358,15 +425,13 @@ class Synchronous(ReplicationEngine):
                 t = w.ready_at()
                 if t <= now:
                     need = w.p.credits
-                    t = max(o.credit_time(w.vl[o], need, now) for o in w.outs)
+                    t = max(o.room_time(w.vl[o], need, now) for o in w.outs)
                 if now < t < nxt:
                     nxt = t
         if h is None:
             return None, nxt, False
-        for o in h.outs:  # take in the credits returned by now
-            rq = o.returns[h.vl[o]]
-            if rq and rq[0] <= now:
-                o.absorb(h.vl[o], now)
+        for o in h.outs:  # take in the room freed by now
+            o.has_room(h.vl[o], h.p.credits, now)
         t = self.start_time(h, owners, now)
         if t <= now:
             return self._start(h, tx, now), INF, True
@@ -376,7 +441,7 @@ class Synchronous(ReplicationEngine):
         p = h.p
         del self.heads[h.buf]
         self.turn = (self.order[h.rx] + 1) % len(self.order)
-        xend = cross(h.buf, p, now)  # one crossing feeds every copy
+        xend = h.buf.take(p, now)  # one crossing feeds every copy
         outs = h.outs
         h.outs = []
         n = len(outs)
@@ -388,7 +453,6 @@ class Synchronous(ReplicationEngine):
             if o is tx:
                 mine = end
             else:
-                o.busy_until = end
                 o.poke(end)
         self.settle(now, True)  # the copies took credits: later heads may have lost their eligibility
         return mine
@@ -403,6 +467,10 @@ class Synchronous(ReplicationEngine):
             return False, True
         # any port of the packet starts every copy: this one must look now unless another is due to
         return not any(o is not tx and (o.running or o.pending_wake() <= now) for o in h.outs), True
+
+    def port_left(self, tx, now: float) -> None:
+        super().port_left(tx, now)
+        self.settle(now, True)  # the reservations of the heads that wanted it change
 
     def waits(self, h, now: float, starved):
         """What head *h* waits for (the deadlock watchdog): the downstream buffers of its outputs that lack
@@ -484,7 +552,7 @@ class CentralBuffer(ReplicationEngine):
     def _move(self, h, now: float) -> None:
         p = h.p
         del self.heads[h.buf]
-        xend = cross(h.buf, p, now)  # out of the input VL: credits go back upstream
+        xend = h.buf.take(p, now)  # out of the input VL: credits go back upstream
         self.used += p.credits
         self.stored += 1
         s = _Stored(p, len(h.outs), xend)
@@ -526,9 +594,9 @@ class CentralBuffer(ReplicationEngine):
         if f:
             s, vl = f[0]
             p = s.p
-            if has_credits(tx, vl, p.credits, now):
+            if tx.free_at() <= now and tx.has_room(vl, p.credits, now):
                 return self.send_offer(tx, s, vl, now), nxt, False
-            t = tx.credit_time(vl, p.credits, now)
+            t = tx.room_time(vl, p.credits, now)
             if t < nxt:
                 nxt = t
         return None, nxt, False
@@ -540,9 +608,9 @@ class CentralBuffer(ReplicationEngine):
         f = tx.mfifo
         if f:
             s, vl = f[0]
-            if has_credits(tx, vl, s.p.credits, now):
+            if tx.has_room(vl, s.p.credits, now):
                 return {vl: s}, nxt
-            t = tx.credit_time(vl, s.p.credits, now)
+            t = tx.room_time(vl, s.p.credits, now)
             if t < nxt:
                 nxt = t
         return {}, nxt
@@ -570,15 +638,48 @@ class CentralBuffer(ReplicationEngine):
         f = tx.mfifo
         if f:
             s, vl = f[0]
-            return s.p.credits <= tx._credits_at(vl, now), False
+            return tx.free_at() <= now and s.p.credits <= tx.room_at(vl, now), False
         for h in tx.mq:
-            if h.ready_at() <= now and self.fits(h) and h.p.credits <= tx._credits_at(h.vl[tx], now):
+            if h.ready_at() <= now and self.fits(h) and tx.free_at() <= now and h.p.credits <= tx.room_at(h.vl[tx], now):
                 return True, False
         return False, False
 
     def held(self) -> int:
         """Packets stored in the central buffer."""
         return self.stored
+
+    def port_left(self, tx, now: float) -> None:
+        super().port_left(tx, now)
+        f = tx.mfifo
+        while f:  # the copies queued for it
+            s, _vl = f.popleft()
+            self._drop_copy(tx, s, now, PORT_DOWN)
+
+    def _drop_copy(self, tx, s, now: float, reason: str) -> None:
+        """A copy of stored packet *s* queued for *tx* is dropped (the last one: the packet itself)."""
+        p = s.p
+        s.left -= 1
+        self.qused[tx] -= p.credits
+        if s.left:
+            self.stats.copies += 1
+        else:
+            self.used -= p.credits
+            self.stored -= 1
+        self.switch.sim.drop(p, reason, self.switch)
+
+    def flush(self, now: float, reason: str) -> int:
+        n = self.stored
+        for tx in self.switch.tx.values():
+            f = tx.mfifo
+            while f:
+                s, _vl = f.popleft()
+                s.left -= 1
+                self.qused[tx] -= s.p.credits
+                if not s.left:
+                    self.switch.sim.drop(s.p, reason, self.switch)
+        self.used = self.stored = 0
+        self.heads.clear()
+        return n
 
     def waits(self, h, now: float, starved):
         """What head *h* waits for (the deadlock watchdog): the central buffer when it does not fit it, or the

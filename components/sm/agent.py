@@ -11,7 +11,7 @@ sends the response back along the reverse path.
 A switch agent originates VL15 packets through a virtual management port
 (port 0): one VL15 buffer per output port, whose head is a VL15 candidate
 of that port's transmitter exactly as an input buffer's head is (see
-:func:`ibfabric.components.switch.cross`), so data packets never see it.
+:mod:`ibfabric.components.switch.inbuf`), so data packets never see it.
 A channel adapter's agent sends through its port's management queue.
 
 Accounting: an SMP the agent takes in is a packet consumed at its node (a
@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..packet import VL15
-from ..port import InputBuffer
+from ..switch.inbuf import Vl15Buffer
 from ..portstate import NODE_DOWN, PortState
 from ..tables import NO_PORT
 from .smp import (GET_RESP, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PERMISSIVE_LID, PORT_INFO, RFT, SET, SWITCH_INFO,
@@ -44,8 +44,8 @@ DOWN, INIT, ACTIVE = PortState.DOWN, PortState.INIT, PortState.ACTIVE
 
 
 class _MgmtRx:
-    """The switch's management port seen as an input: what :func:`~ibfabric.components.switch.cross`
-    and the failure layer read of an input port."""
+    """The switch's management port seen as an input: what a read point's ``take`` and the failure layer
+    read of an input port (:mod:`ibfabric.components.switch.inbuf`)."""
 
     __slots__ = ("node", "sim", "port", "xbar_free", "xbar_bt", "delay", "upstream")
 
@@ -207,7 +207,7 @@ class Agent:
         pass
 
     def port_changed(self, port: int, old: PortState, new: PortState, now: float) -> None:
-        """A port of this node changed state (called by :func:`ibfabric.components.failures.set_state`)."""
+        """A port of this node changed state (called by :meth:`TxPort.set_state <ibfabric.components.port.TxPort.set_state>`)."""
         self.sm.note_change(self.node, port, old, new, now)
 
 
@@ -218,7 +218,7 @@ class SwitchAgent(Agent):
         super().__init__(node, sm, guid, lids)
         xbar_bt = next((rx.xbar_bt for rx in node.rx.values()), 0.0)
         self.mrx = _MgmtRx(node, xbar_bt)
-        self.bufs: dict[int, InputBuffer] = {}
+        self.bufs: dict[int, Vl15Buffer] = {}
         self.traps: dict[int, list] = {}  # port -> [tid, tries left, timer handle]
 
     def buffers(self):
@@ -238,7 +238,7 @@ class SwitchAgent(Agent):
         p = smp_packet(smp, self.lids.get(0, (0, 0))[0], dlid, now)
         buf = self.bufs.get(port)
         if buf is None:
-            buf = self.bufs[port] = InputBuffer(self.mrx, VL15, 1 << 30)
+            buf = self.bufs[port] = Vl15Buffer(self.mrx, VL15, 1 << 30)
         p.out_port = tx
         p.out_vl = VL15
         p.head_at = p.tail_at = p.ready_at = now

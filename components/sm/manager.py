@@ -158,8 +158,9 @@ class DynamicSM:
         self.drops_base: dict[str, int] = {}
         self.host_index = int(fabric.sm_node)
         self._attach_agents(fabric, declared)
-        self._wrap_drop()
+        self._listen_drops()
         sim.dynamic_sm = self
+        sim.add_summary_section("subnet_manager", self.summary_section)
         # what the SM knows: directed routes and port states (after an assimilation, or from the static setup)
         self.paths, self.known = self._static_knowledge(fabric)
         if self.initial == "smp":
@@ -187,20 +188,17 @@ class DynamicSM:
             cls = SwitchAgent if n.is_switch else HcaAgent
             n.sma = cls(n, self, self.guids[i], per_node.get(i, {}))
 
-    def _wrap_drop(self) -> None:
+    def _listen_drops(self) -> None:
         """SMPs lost in the data path count as ``smp-lost`` (their own reasons in the SM's summary)."""
-        sim = self.sim
-        base = sim.drop
         lost = self.lost
 
-        def drop(p, reason, node):
+        def dropped(p, reason, node):
             if type(p) is SmpPacket:
                 lost[reason] += 1
-                base(p, SMP_LOST, node)
-            else:
-                base(p, reason, node)
+                return SMP_LOST
+            return None
 
-        sim.drop = drop
+        self.sim.drop_listeners.append(dropped)
 
     def _static_knowledge(self, fabric: FabricGraph) -> tuple[dict, dict]:
         paths = {fabric.sm_node: ()}
@@ -685,6 +683,17 @@ class DynamicSM:
             then()
 
     # ------------------------------------------------------------ results
+
+    def summary_section(self) -> dict[str, Any]:
+        """The summary's ``assimilations`` and ``subnet_manager``, and a warning if the run ended while the
+        SM was still recovering."""
+        from .report import unfinished_warning
+
+        out = self.summary()
+        recovering = unfinished_warning(out, self.sim.now, self.compute_end, self.compute_after)
+        if recovering:
+            self.sim.warn(recovering)
+        return out
 
     def summary(self) -> dict[str, Any]:
         """``summary["assimilations"]`` and ``summary["subnet_manager"]``."""

@@ -5,9 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.crossbar import WrrCrossbar
-from ibfabric.components.options import OptionSwitchTx
-from ibfabric.components.outbuf import BufferedSwitchTx
 from ibfabric.errors import ConfigError
 from ibfabric.simulation import Simulation
 
@@ -55,12 +52,14 @@ class TestOrder:
         assert log["flow"][np.argsort(log["delivered_at"], kind="stable")].tolist() == [0, 2] * 6
 
     @pytest.mark.parametrize("out_buffer", ["0B", "1024B"])
-    def test_shares_of_a_saturated_output_follow_the_weights(self, out_buffer):
-        # h[0..2] flood h[3]; input ports 1, 2, 3 get 3, 1 and 1 packets per turn
+    @pytest.mark.parametrize("queues", ["fifo", "voq"])
+    def test_shares_of_a_saturated_output_follow_the_weights(self, out_buffer, queues):
+        # h[0..2] flood h[3]; input ports 1, 2, 3 get 3, 1 and 1 packets per turn, whatever the input
+        # organisation and the output side
         sim = Simulation(STAR, overrides={
             "**.h[3].traffic": '""', "**.traffic": "hot-spot", "**.trafficOptions": '"fraction=1 hotspot=3"',
             "**.load": "1.0", "**.mtu": "256B", "**.packetSize": "256B", "**.sw.outputBufferSize": out_buffer,
-            "**.sw.crossbarArbiter": '"wrr"', "**.sw.crossbarWeights": '"1:3"',
+            "**.sw.crossbarArbiter": '"wrr"', "**.sw.crossbarWeights": '"1:3"', "**.sw.inputQueues": f'"{queues}"',
         }, seed=1, warmup="20us", check=True)
         sim.run("400us")
         log = sim.stats.arrays()
@@ -82,20 +81,11 @@ class TestOrder:
             assert counts / counts.sum() == pytest.approx([1 / 3] * 3, abs=0.01)
 
 
-class TestWithOtherPorts:
-    def test_routing_options_and_output_buffers_get_the_same_order(self):
-        sim = fa_sim(**{"**.crossbarArbiter": '"wrr"'})
-        sim.run("30us")
-        txs = [tx for sw in sim.ib_nodes if sw.is_switch for tx in sw.tx.values()]
-        assert all(isinstance(tx, WrrCrossbar) and isinstance(tx, OptionSwitchTx) for tx in txs)
-        assert len(sim.stats.arrays()["size"]) > 100
-        sim = Simulation(STAR, overrides={"**.sw.outputBufferSize": "4096B", "**.sw.crossbarArbiter": '"wrr"'})
-        assert all(isinstance(tx, BufferedSwitchTx) and isinstance(tx, WrrCrossbar)
-                   for tx in sim.module("sw").tx.values())
-
-    def test_fifo_switch_ports_are_unchanged(self):
-        sim = Simulation(STAR)
-        assert not any(isinstance(tx, WrrCrossbar) for tx in sim.module("sw").tx.values())
+class TestWithOtherStages:
+    def test_routing_options_run_with_weighted_round_robin(self):
+        sim = fa_sim(check=True, **{"**.crossbarArbiter": '"wrr"'})
+        s = sim.run("30us")
+        assert s["conservation_ok"] and len(sim.stats.arrays()["size"]) > 100
 
 
 @pytest.mark.parametrize("over, message", [

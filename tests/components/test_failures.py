@@ -148,10 +148,15 @@ class TestNodeFailure:
         assert ((to_me > 10000) & (to_me < 20500)).sum() == 0 and (to_me > 20500).sum() > 0
         assert s["conservation_ok"]
 
-    def test_unsupported_switch_features_are_refused(self):
-        sim = Simulation(CHAIN, overrides={"**.dropper": "hll", "**.dropperOptions": "hv=3"})
-        with pytest.raises(ConfigError, match="not supported yet"):
-            sim.fail_node("sw[0]", at="1us")
+    def test_a_switch_with_lifetimes_fails_and_comes_back(self):
+        sim = Simulation(CHAIN, overrides={"**.dropper": "hll", "**.dropperOptions": "hv=3", "**.traffic": "uniform",
+                                           "**.load": "0.5"}, check=True)
+        sim.fail_node("sw[0]", at="5us")
+        sim.restore_node("sw[0]", at="10us", training="500ns")
+        s = sim.run("30us")
+        assert s["conservation_ok"] and s["drops_by_reason"].get("node-down", 0) + s["drops_by_reason"].get(
+            "link-down", 0) > 0
+        assert s["packets_delivered"] > 0
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

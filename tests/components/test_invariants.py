@@ -44,4 +44,4 @@ def test_invariants_hold_at_every_event(name):
     for node in sim.ib_nodes:
         if node.is_switch:
             for buf in node.buffers():
-                assert buf.max_occ <= buf.capacity
+                assert buf.occ <= buf.capacity

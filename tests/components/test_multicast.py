@@ -7,9 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ibfabric.components.multicast import McastTx
 from ibfabric.components.packet import Packet
-from ibfabric.components.switch import SwitchTx
 from ibfabric.errors import ConfigError, DeadlockError, PluginError
 from ibfabric.simulation import Simulation
 
@@ -83,7 +81,7 @@ class TestInstall:
         for node, entries in mft.entries().items():
             sw = sim.ib_nodes[node]
             assert sw.mft == entries and sw.replicator.name == "asynchronous"
-            assert all(isinstance(tx, McastTx) for tx in sw.tx.values())
+            assert all(tx.engine is sw.replicator for tx in sw.tx.values())  # the ports' multicast stage
             for port, routes in sw.mroutes.items():
                 for mlid, route in routes.items():
                     assert sorted(tx.port for tx, _ in route.outs) == sorted(p for p in entries[mlid] if p != port)
@@ -92,7 +90,7 @@ class TestInstall:
         sim = Simulation(TREE)
         for sw in (n for n in sim.ib_nodes if n.is_switch):
             assert sw.replicator is None and sw.mft == {}
-            assert all(type(tx) is SwitchTx for tx in sw.tx.values())
+            assert all(tx.engine is None for tx in sw.tx.values())
         assert sim.multicast is None and "multicast" not in sim.run("1us")
 
     @pytest.mark.parametrize("engine", SWITCH_ENGINES)
@@ -137,8 +135,8 @@ class TestLatency:
 
 def _port_busy_scenario(engine):
     """h3 keeps the port to h2 busy with a 2048 B packet; h0 then sends a multicast packet M to h1, h2
-    and right behind it a unicast packet U to h3 (same input VL)."""
-    sim = star(engine)
+    and right behind it a unicast packet U to h3 (same input VL, one FIFO)."""
+    sim = star(engine, **{"**.inputQueues": '"fifo"'})
     unicast_at(sim, 0.0, 3, 2, 2048)
     mcast_at(sim, 10.0, 0, "g", 256)
     unicast_at(sim, 11.0, 0, 3, 256)
@@ -165,6 +163,17 @@ class TestEngines:
         sim, to_h1, to_h2, u, big = _port_busy_scenario("synchronous")
         assert to_h1 == to_h2 > big
         assert u > to_h1  # U waited behind M in the input VL
+
+    def test_with_virtual_output_queues_unicast_does_not_wait_behind_a_multicast_packet(self):
+        sim = star("synchronous", **{"**.inputQueues": '"voq"'})
+        unicast_at(sim, 0.0, 3, 2, 2048)
+        mcast_at(sim, 10.0, 0, "g", 256)
+        unicast_at(sim, 11.0, 0, 3, 256)
+        sim.run("30us")
+        log = sim.stats.arrays()
+        at = {(int(m), int(d)): float(t) for m, d, t in zip(log["msg"], log["dst"], log["delivered_at"])}
+        big, mc, u = sorted({m for m, _ in at})
+        assert at[(u, 3)] < at[(mc, 1)] == at[(mc, 2)]  # U goes its way while M waits in the multicast queue
 
     def test_synchronous_reservation_keeps_unicast_off_a_held_port(self):
         # M holds the port to h1 while it waits for the port to h2; U2 (h3 -> h1) arrives meanwhile
@@ -298,6 +307,22 @@ def test_each_member_gets_each_packet_exactly_once(engine, work):
     assert s["packets_delivered"] == s["packets_injected"] + s["multicast"]["copies"]
 
 
+class TestSwitchVariants:
+    @pytest.mark.parametrize("engine", ENGINES)
+    @pytest.mark.parametrize("over", [{"**.outputBufferSize": "4096B"}, {"**.inputQueues": '"voq"'},
+                                      {"**.dropper": '"hll"', "**.dropperOptions": '"hv=3"'},
+                                      {"**.inputQueues": '"voq"', "**.outputBufferSize": "4096B"}])
+    def test_every_switch_replicates(self, engine, over):
+        # output buffers, virtual output queues (the multicast queue of each input VL), lifetimes
+        sim = star(engine, **over)
+        for k in range(3):
+            mcast_at(sim, 100.0 * k, 0, "g", 256)
+        unicast_at(sim, 0.0, 1, 2, 256)
+        s = sim.run("20us")
+        assert s["multicast"]["groups"]["g"]["complete"] == 3 and s["conservation_ok"]
+        assert s["packets_delivered"] == 3 * 2 + 1
+
+
 class TestErrors:
     def test_unknown_engine_lists_the_valid_ones(self):
         with pytest.raises(PluginError, match="unknown replication engine 'fanout'.*asynchronous, central-buffer"):
@@ -314,20 +339,6 @@ class TestErrors:
     def test_unknown_option(self):
         with pytest.raises(ConfigError, match="'synchronous' has no option 'size' \\(valid: priority\\)"):
             star("synchronous", **{"**.replicationOptions": "size=1000"})
-
-    @pytest.mark.parametrize("over, what", [
-        ({"**.outputBufferSize": "4096B"}, "output buffers"),
-        ({"**.inputQueues": '"voq"'}, "virtual output queues"),
-        ({"**.dropper": '"hll"', "**.dropperOptions": '"hv=3"'}, "packet lifetimes"),
-    ])
-    def test_unsupported_switch_variants(self, over, what):
-        sim = star("asynchronous", **over)  # the MFTs are built (the control plane does not care)
-        assert sim.module("sw").mft and sim.module("sw").replicator is None
-        with pytest.raises(ConfigError, match=f"multicast replication does not support {what}"):
-            sim.hosts[0].send_multicast("g", 256)
-        sim = star("replicated-unicast", **over)  # needs nothing from switches
-        mcast_at(sim, 0.0, 0, "g", 256)
-        assert sim.run("10us")["multicast"]["groups"]["g"]["complete"] == 1
 
     def test_only_senders_send(self):
         sim = star("asynchronous")

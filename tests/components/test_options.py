@@ -8,7 +8,9 @@ from collections import deque
 import numpy as np
 import pytest
 
-from ibfabric.components.options import EscapeRead, Option, OptionSet, refresh_escape
+from ibfabric.components.portstate import PortState
+from ibfabric.components.switch.inbuf import EscapeRead
+from ibfabric.components.switch.options import Option, OptionSet
 from ibfabric.components.packet import Packet
 from ibfabric.components.port import pending_returns
 from ibfabric.errors import ConfigError
@@ -74,13 +76,19 @@ class TestLookup:
 class _Tx:
     """A stand-in output port for the credit rule."""
 
+    state = PortState.ACTIVE
+    obuf = None  # straight to the link
+
     def __init__(self, port, credits, reserve=0, busy_until=0.0, nvl=1):
         self.port, self.nvl, self.escape_reserve, self.busy_until = port, nvl, reserve, busy_until
         self.credits = [credits] * nvl
         self.returns = [[] for _ in range(nvl)]  # flat [time, credits, ...] as TxPort keeps them
         self.name_ = f"port{port}"
 
-    def _credits_at(self, vl, now):
+    def free_at(self):
+        return self.busy_until
+
+    def downstream_free(self, vl, now):
         return self.credits[vl] + pending_returns(self.returns[vl], now)
 
 
@@ -152,23 +160,23 @@ class TestSplitBuffer:
         real, sw = self.buffer([])
         a, b, c = (self.packet(sw, 1) for _ in range(3))
         real.q.extend([a, b, c])  # offsets 0, 4, 8: c is in the escape part (adaptive part 8 credits)
-        refresh_escape(real)
+        real.refresh(0.0)
         assert isinstance(real.escape, EscapeRead) and real.escape.q[0] is c
         tx = a.out_port
         assert real.escape in tx.cands[0]
         real.q.popleft()  # a leaves: c now starts at offset 4, in the adaptive part
-        refresh_escape(real)
+        real.refresh(0.0)
         assert real.escape is None and all(not isinstance(x, EscapeRead) for x in tx.cands[0])
 
     def test_the_first_deterministic_packet_goes_before_the_escape_part(self):
         real, sw = self.buffer([])
         a, d, b, c = self.packet(sw, 1), self.packet(sw, 0), self.packet(sw, 1), self.packet(sw, 1)
         real.q.extend([a, d, b, c])  # d (LSB 0) at offset 4, in the adaptive part
-        refresh_escape(real)
+        real.refresh(0.0)
         assert real.escape.q[0] is d
         real.q.clear()
         real.q.extend([d, a, b, c])  # a deterministic head: nothing may pass it
-        refresh_escape(real)
+        real.refresh(0.0)
         assert real.escape is None
 
 
@@ -179,6 +187,12 @@ class TestRuns:
     def test_every_selector_runs_with_audits_and_conserves_packets(self, selector, at):
         # audited at every event (check=True): 10 us, about 2700 packets delivered, is enough
         s = fa_sim(**{"**.pathSelector": f'"{selector}"', "**.selectAt": f'"{at}"'}).run("10us")
+        assert s["conservation_ok"] and s["packets_dropped"] == 0 and s["packets_delivered"] > 1000
+
+    @pytest.mark.parametrize("at", ["arbitration", "lookup"])
+    def test_options_work_with_output_buffers(self, at):
+        # Martinez's switch: 1 KB input buffers split into adaptive and escape parts, 1 KB output buffers
+        s = fa_sim(**{"**.outputBufferSize": "1024B", "**.selectAt": f'"{at}"'}).run("20us")
         assert s["conservation_ok"] and s["packets_dropped"] == 0 and s["packets_delivered"] > 1000
 
     def test_deterministic_packets_arrive_in_order_under_adaptive_load(self):
@@ -213,7 +227,9 @@ class TestErrors:
         ({"**.escapeBufferSize": "4032B", "**.vlBufferSize": "4096B"}, r"the adaptive part of the 4096B VL buffer \(64B.*cannot hold a 282B packet"),
         ({"**.mtu": "4096B", "**.vlBufferSize": "4096B"}, r"escape part of the 4096B VL buffer \(2048B, escapeBufferSize 2048B\) cannot hold"),
         ({"**.selectAt": '"later"'}, "'selectAt' must be"),
-        ({"**.outputBufferSize": "1024B"}, "need an input-queued switch"),
+        ({"**.optionBits": "0", "**.adaptive": "0"}, "'escapeBufferSize' .* splits the input buffers for the escape paths"
+                                                     " of routing options: it needs 'optionBits' > 0"),
+        ({"**.inputQueues": '"voq"'}, r"it needs inputQueues = \"fifo\" \(or \"auto\"\), not \"voq\""),
         ({"**.pathSelector": '"fastest"'}, "fastest"),
         ({"**.sm.lmc": "0"}, "LMC >= 1"),
         ({"**.adaptive": "1.5"}, "'adaptive' must be a fraction"),

@@ -188,7 +188,6 @@ class TestRuns:
     @pytest.mark.parametrize("over, message", [
         ({"**.multicastGroups": '""'}, "'realtimeMulticast' is 0.5 but no multicast groups are declared"),
         ({"**.multicastGroups": '"g: 0 1 senders=0"'}, "host 1 sends to no multicast group"),
-        ({"**.outputBufferSize": "4200B"}, "multicast replication does not support"),
         ({"**.realtimeMulticast": "1.5"}, "'realtimeMulticast' must be a fraction from 0 to 1"),
     ])
     def test_clear_errors(self, over, message):

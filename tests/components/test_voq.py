@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.voq import VoqPool, VoqQueue, VoqRx
+from ibfabric.components.switch.inbuf import VoqPool, VoqQueue
 from ibfabric.errors import ConfigError, DeadlockError
 from ibfabric.simulation import Simulation
 
@@ -97,27 +97,27 @@ class TestAuto:
     def test_virtual_output_queues_by_default(self):
         sim = Simulation(STAR, seed=1)
         sw = sim.module("sw")
-        assert sw.input_queues == "voq" and all(isinstance(rx, VoqRx) for rx in sw.rx.values())
+        assert sw.input_queues == "voq" and all(isinstance(b, VoqPool) for rx in sw.rx.values() for b in rx.bufs)
+
+    def test_a_fifo_split_where_escape_buffers_ask_for_one(self):
+        over = {"**.routing": "fa", "**.sm.lmc": "1", "**.optionBits": "1", "**.escapeBufferSize": "2048B"}
+        assert self.queues("irregular16", **over) == {"split"}
 
     @pytest.mark.parametrize("over", [
-        {"**.routing": "fa", "**.sm.lmc": "1", "**.optionBits": "1", "**.escapeBufferSize": "2048B"},
+        {"**.routing": "fa", "**.sm.lmc": "1", "**.optionBits": "1"},
         {"**.dropper": '"hll"', "**.dropperOptions": '"hv=3"'},
         {"**.multicastGroups": '"g: 0 1 2 senders=0"'},
         {"**.multicastGroups": '"g: 0 1 2 senders=0"', "**.replication": '"synchronous"'},
-    ], ids=["routing-options", "lifetimes", "multicast-groups", "synchronous-replication"])
-    def test_fifo_where_a_mechanism_needs_it(self, over):
+        {"**.multicastGroups": '"g: 0 1 2 senders=0"', "**.replication": '"replicated-unicast"'},
+    ], ids=["routing-options", "lifetimes", "multicast-groups", "synchronous-replication", "replicated-unicast"])
+    def test_voqs_with_every_other_mechanism(self, over):
         topology = "irregular16" if "**.routing" in over else STAR
-        assert self.queues(topology, **over) == {"fifo"}
-
-    def test_switches_that_copy_nothing_keep_their_voqs(self):
-        # replicated unicast: the source sends one copy per member, switches only forward unicast
-        over = {"**.multicastGroups": '"g: 0 1 2 senders=0"', "**.replication": '"replicated-unicast"'}
-        assert self.queues(**over) == {"voq"}
+        assert self.queues(topology, **over) == {"voq"}
 
     def test_an_explicit_choice_is_kept(self):
         assert self.queues(**{"**.sw.inputQueues": '"fifo"'}) == {"fifo"}
-        with pytest.raises(ConfigError, match="need one FIFO per input VL"):
-            self.queues(**{"**.sw.inputQueues": '"voq"', "**.sw.dropper": '"hll"', "**.sw.dropperOptions": '"hv=3"'})
+        assert self.queues(**{"**.sw.inputQueues": '"voq"', "**.sw.dropper": '"hll"', "**.sw.dropperOptions": '"hv=3"'}) \
+            == {"voq"}
 
 
 def split_run_voq():
@@ -137,7 +137,7 @@ class TestCredits:
                                           "**.vlBufferSize": "768B", "**.sw.inputQueues": '"voq"',
                                           "**.numVLs": "2", "**.sl": '"0..1"'}, seed=3, check=True)
         sw = sim.module("sw")
-        assert all(isinstance(rx, VoqRx) for rx in sw.rx.values())
+        assert all(isinstance(b, VoqPool) for rx in sw.rx.values() for b in rx.bufs)
         peak = 0
         for t in range(10, 150, 10):
             sim.run(f"{t}us")
@@ -157,7 +157,7 @@ class TestCredits:
         pkts = [object(), object()]
         a.q.append(pkts[0])
         a.q.append(pkts[1])
-        assert a.popleft() is pkts[0] and list(a) == [pkts[1]]
+        assert a.pop(0) is pkts[0] and list(a) == [pkts[1]]
         cands = [b, a]
         cands.remove(a)  # an output port's candidates are removed by identity
         assert cands == [b] and cands[0] is b and a not in cands
@@ -184,9 +184,8 @@ class TestDeadlock:
 
 @pytest.mark.parametrize("over, message", [
     ({"**.sw.inputQueues": '"shared"'}, "'inputQueues' must be \"auto\", \"fifo\" or \"voq\""),
-    ({"**.sw.inputQueues": '"voq"', "**.sw.escapeBufferSize": "1024B"}, "need one FIFO per input VL"),
-    ({"**.sw.inputQueues": '"voq"', "**.sw.dropper": '"hll"', "**.sw.dropperOptions": '"hv=3"'},
-     "packet lifetimes"),
+    ({"**.sw.inputQueues": '"voq"', "**.sw.escapeBufferSize": "1024B", "**.sw.optionBits": "1"},
+     "it needs inputQueues = \"fifo\""),
 ])
 def test_bad_parameters(over, message):
     with pytest.raises(ConfigError, match=message):

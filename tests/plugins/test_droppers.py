@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ibfabric.components import lifetimes
+from ibfabric.components.switch.inbuf import InputBuffer, VoqQueue
 from ibfabric.components.packet import Packet
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.droppers import HeadOfQueueLifetime, SwitchLifetime, lifetime_ns
@@ -71,37 +71,36 @@ class TestInTheDataPath:
         assert s["packets_dropped"] == sim.stats.dropped[dropper] > 100
         assert s["packets_delivered"] > 5 * 1279  # what got through before the deadlock
 
-    def test_hll_drops_exactly_the_packets_whose_head_time_exceeded_the_limit(self, monkeypatch):
-        since: dict[int, float] = {}
-        dropped: list[tuple[Packet, float]] = []
-        real_head_changed = lifetimes.head_changed
+    @pytest.mark.parametrize("queues", ["fifo", "voq"])
+    def test_hll_drops_only_packets_whose_head_time_exceeded_the_limit(self, monkeypatch, queues):
+        # the head time of a packet runs from when the previous head of its queue left (the queue's
+        # `since`, which crossings keep) or from its own arrival, whichever is later
+        dropped: list[tuple[Packet, float, float]] = []
+        for cls in (InputBuffer, VoqQueue):
+            real = cls.discard
 
-        def spy_head_changed(buf, now):
-            if buf.q:
-                p = buf.q[0]
-                since.setdefault(id(p), max(now, p.head_at))
-            real_head_changed(buf, now)
+            def spy(self, now, reason, _real=real):
+                p = self.q[0]
+                dropped.append((p, now, max(self.since, p.head_at)))
+                _real(self, now, reason)
 
-        monkeypatch.setattr(lifetimes, "head_changed", spy_head_changed)
-        import ibfabric.components.options as options_mod
-
-        monkeypatch.setattr(options_mod, "head_changed", spy_head_changed)
+            monkeypatch.setattr(cls, "discard", spy)
         sim = run("hll", "hv=0")
-        real_drop = sim.drop
-
-        def spy_drop(p, reason, node):
-            dropped.append((p, sim.now))
-            real_drop(p, reason, node)
-
-        sim.drop = spy_drop
+        for sw in (n for n in sim.ib_nodes if n.is_switch):
+            assert sw.input_queues == "voq"  # (the default)
+        ov = dict(SPF, **{"**.dropper": '"hll"', "**.dropperOptions": '"hv=0"', "**.inputQueues": f'"{queues}"'})
+        sim = Simulation("irregular16", overrides=ov, seed=1, warmup="5us")
         sim.run("100us")
         assert len(dropped) > 100
-        for p, t in dropped:
-            assert t - since[id(p)] >= lifetime_ns(0) - 1e-6
+        for p, t, since in dropped:
+            assert t - since >= lifetime_ns(0) - 1e-6
         # nothing was dropped that had not waited that long: every drop is accounted by the dropper
         assert sim.stats.dropped["hll"] == len(dropped)
 
-    def test_output_buffers_are_refused(self):
-        with pytest.raises(ConfigError, match="packet lifetimes .* need an input-queued switch"):
-            Simulation("irregular16", overrides=dict(SPF, **{"**.dropper": '"hll"', "**.dropperOptions": '"hv=3"',
-                                                            "**.outputBufferSize": "1024B"}))
+    @pytest.mark.parametrize("queues", ["fifo", "voq"])
+    def test_lifetimes_watch_output_buffers_too(self, queues):
+        ov = dict(SPF, **{"**.dropper": '"hll"', "**.dropperOptions": '"hv=0"', "**.outputBufferSize": "4096B",
+                          "**.inputQueues": f'"{queues}"'})
+        sim = Simulation("irregular16", overrides=ov, seed=1, warmup="5us", check=True)
+        s = sim.run("100us")
+        assert s["deadlock"] is None and s["conservation_ok"] and s["drops_by_reason"]["hll"] > 100

@@ -1,8 +1,6 @@
 """A multicast replication engine: every copy read from the input VL, the packet freed with the last."""
 
-from ibfabric.components.multicast import has_credits
 from ibfabric.components.port import INF
-from ibfabric.components.switch import cross
 from ibfabric.plugins.replication import ReplicationEngine
 
 
@@ -22,9 +20,9 @@ class FromInput(ReplicationEngine):
             t = head.ready_at()
             if t <= now:
                 vl, need = head.vl[tx], head.p.credits
-                if has_credits(tx, vl, need, now):
+                if tx.has_room(vl, need, now):
                     return self._send(tx, head, vl, now), nxt, False
-                t = tx.credit_time(vl, need, now)  # when the credits will be back (INF: not on their way)
+                t = tx.room_time(vl, need, now)  # when the room will be there (INF: not on its way)
             if t < nxt:
                 nxt = t
         return None, nxt, False
@@ -36,7 +34,7 @@ class FromInput(ReplicationEngine):
         last = not head.outs
         if last:
             del self.heads[head.buf]
-            xend = cross(head.buf, p, now)  # out of the input VL: its credits go back upstream
+            xend = head.buf.take(p, now)  # out of the input VL: its credits go back upstream
         else:
             xend = max(now + p.size * head.rx.xbar_bt, p.tail_at)
             head.rx.xbar_free = xend  # this copy holds the input's crossbar connection meanwhile
@@ -46,7 +44,7 @@ class FromInput(ReplicationEngine):
 
     def sendable(self, tx, now):
         for head in tx.mq:
-            if head.ready_at() <= now and tx.credit_time(head.vl[tx], head.p.credits, now) <= now:
+            if head.ready_at() <= now and head.p.credits <= tx.room_at(head.vl[tx], now):
                 return True, False
         return False, False
 

@@ -24,16 +24,18 @@ Either order only decides among candidates that may cross now (ready, their
 input's crossbar connection free, enough credits downstream): a packet that
 does not fit never holds back one that does.  VL15 packets are served first
 and in FIFO order.  The same order applies to output-buffered switches (to
-the transfers into the output buffers) and to switches with routing options.
+the transfers into the output buffers), to switches with routing options
+and to multicast switches' unicast candidates.
+
+``wrr`` is a stage of the output port (:mod:`~ibfabric.components.switch.tx`): :func:`wrap_wrr` puts the
+ordering in front of its crossbar and the grant count behind its ``send``.
 """
 
 from __future__ import annotations
 
 from ibfabric.errors import ConfigError
 
-__all__ = ["WrrCrossbar", "parse_weights", "wrr_class"]
-
-_CLASSES: dict[type, type] = {}
+__all__ = ["parse_weights", "init_wrr", "wrap_wrr"]
 
 
 def parse_weights(text: str, ports: list[int], owner: str) -> dict[int, int]:
@@ -57,56 +59,58 @@ def parse_weights(text: str, ports: list[int], owner: str) -> dict[int, int]:
     return out
 
 
-class WrrCrossbar:
-    """Mixin for a switch output port: weighted round robin among input ports (see the module)."""
-
-    wrr = True
-
-    def init_wrr(self, weights: list[int]) -> None:
-        """*weights*: packets per turn, indexed by input port number (every port of the switch)."""
-        self.xweights = weights
-        self.xwidth = len(weights)
-        self.xptr = [0] * self.nvl
-        self.xused = [0] * self.nvl
-
-    def order(self) -> None:
-        """Sort every output VL's candidates by their input port's distance from the pointer."""
-        width = self.xwidth
-        for vl, c in enumerate(self.cands):
-            if len(c) > 1:
-                ptr = self.xptr[vl]
-                c.sort(key=lambda b: (b.rx.port - ptr) % width)
-
-    def grant(self, vl: int, port: int) -> None:
-        """Input *port* won output VL *vl*: count the grant, and pass the turn once its weight is used."""
-        if port == self.xptr[vl]:
-            self.xused[vl] += 1
-        else:
-            self.xptr[vl] = port
-            self.xused[vl] = 1
-        if self.xused[vl] >= self.xweights[port]:
-            self.xptr[vl] = port + 1 if port + 1 < self.xwidth else 0
-            self.xused[vl] = 0
-
-    def try_send(self, now: float):
-        """Order the candidates by weighted round robin, then send as the port's own ``try_send``."""
-        self.order()
-        return super().try_send(now)
-
-    def _send(self, buf, p, vl: int, now: float) -> float:
-        self.grant(vl, buf.rx.port)
-        return super()._send(buf, p, vl, now)
-
-    def _transfer(self, now: float) -> None:
-        # output-buffered ports: the crossbar stage moves packets into the output buffers,
-        # and BufferedSwitchTx._transfer calls grant() for the one it moves
-        self.order()
-        super()._transfer(now)
+def init_wrr(tx, weights: list[int]) -> None:
+    """Give port *tx* the round-robin state: *weights*, packets per turn, indexed by input port number
+    (every port of the switch); a pointer and a grant count per output VL."""
+    tx.xweights = weights
+    tx.xptr = [0] * tx.nvl
+    tx.xused = [0] * tx.nvl
 
 
-def wrr_class(base: type) -> type:
-    """*base* (a switch transmitter class) with weighted round robin among its inputs."""
-    cls = _CLASSES.get(base)
-    if cls is None:
-        cls = _CLASSES[base] = type("Wrr" + base.__name__, (WrrCrossbar, base), {"__module__": __name__})
-    return cls
+def order(tx) -> None:
+    """Sort every output VL's candidates of *tx* by their input port's distance from the pointer."""
+    width = len(tx.xweights)
+    for vl, c in enumerate(tx.cands):
+        if len(c) > 1:
+            ptr = tx.xptr[vl]
+            c.sort(key=lambda b: (b.rx.port - ptr) % width)
+
+
+def grant(tx, vl: int, port: int) -> None:
+    """Input *port* won output VL *vl* of *tx*: count the grant, and pass the turn once its weight is used."""
+    if port == tx.xptr[vl]:
+        tx.xused[vl] += 1
+    else:
+        tx.xptr[vl] = port
+        tx.xused[vl] = 1
+    if tx.xused[vl] >= tx.xweights[port]:
+        tx.xptr[vl] = port + 1 if port + 1 < len(tx.xweights) else 0
+        tx.xused[vl] = 0
+
+
+def wrap_wrr(tx) -> None:
+    """Order *tx*'s candidates by weighted round robin before its crossbar chooses, and count the grant of
+    what it sends (called by ``SwitchTx.bind``)."""
+    send = tx.send
+
+    def granted(c, p, vl: int, now: float) -> float:
+        grant(tx, vl, c.rx.port)
+        return send(c, p, vl, now)
+
+    tx.send = granted
+    if tx.obuf is None:
+        inner = tx.try_send
+
+        def try_send(now: float):
+            order(tx)
+            return inner(now)
+
+        tx.try_send = try_send
+    else:
+        inner_transfer = tx.transfer
+
+        def transfer(now: float) -> float:
+            order(tx)
+            return inner_transfer(now)
+
+        tx.transfer = transfer

@@ -1,0 +1,95 @@
+"""Which stages a switch is made of, chosen once from its parameters (DESIGN §3), and the one rule.
+
+=====================  ==============================================  ====================================
+stage                  chosen by                                       choices
+=====================  ==============================================  ====================================
+input organisation     ``inputQueues``, ``escapeBufferSize``           one FIFO, virtual output queues,
+                                                                       FIFO split into adaptive + escape
+route                  ``optionBits``, ``optionsWhen``, ``selectAt``,  one port; routing options chosen at
+                       ``pathSelector``; the MFT and ``replication``   lookup or arbitration; copy sets
+crossbar               ``crossbarArbiter``, ``crossbarWeights``,       FIFO or weighted round robin
+                       ``crossbarSpeedup``
+output side            ``outputBufferSize``                            straight to the link, or output VL
+                                                                       buffers
+VL arbiter             ``arbiter`` (a plugin)                          IBA VLArb tables, ...
+watchers               ``dropper`` (a plugin)                          lifetimes (HLL, SLL), arrival checks
+port state             the link's and the subnet manager's doings      Down, Init, Armed, Active
+=====================  ==============================================  ====================================
+
+Every combination builds and runs.  **The one rule** (:func:`check`): a
+stage is chosen by its own parameters, and a parameter that only means
+something for a choice of another stage needs that choice --
+
+- ``escapeBufferSize > 0`` splits a FIFO for the escape paths of routing
+  options: it needs ``optionBits > 0`` and a FIFO per input VL
+  (``inputQueues`` "fifo" or "auto");
+- ``crossbarWeights`` weights the round robin: it needs
+  ``crossbarArbiter = "wrr"``;
+- a replication engine that must send its copies first (``synchronous``:
+  lock step) cannot share the VL arbiter with unicast packets (a multicast
+  bandwidth policy) on a port straight to the link: that needs output
+  buffers, where its lock step is at the crossbar and the link arbitrates
+  (checked when the policy is applied, :mod:`ibfabric.components.mcastbw`).
+
+``inputQueues = "auto"`` (the default) is a FIFO when an escape split asks
+for one, and virtual output queues otherwise.
+"""
+
+from __future__ import annotations
+
+from ibfabric.errors import ConfigError
+
+from ..packet import CREDIT_BYTES
+
+__all__ = ["Plan", "check"]
+
+
+def check(sw) -> None:
+    """The one rule (module docstring): raise ConfigError naming the parameter and what it needs."""
+    p = sw.params
+    path = sw.path
+    if sw.escape_buffer:
+        if not sw.option_bits:
+            raise ConfigError(f"{path}: 'escapeBufferSize' ({sw.escape_buffer}B) splits the input buffers for the"
+                              f" escape paths of routing options: it needs 'optionBits' > 0")
+        if str(p["inputQueues"]) == "voq":
+            raise ConfigError(f"{path}: 'escapeBufferSize' ({sw.escape_buffer}B) splits one FIFO per input VL into"
+                              f" adaptive and escape parts: it needs inputQueues = \"fifo\" (or \"auto\"), not"
+                              f" \"voq\"")
+    if sw.xbar_arbiter == "fifo" and str(p["crossbarWeights"]).strip():
+        raise ConfigError(f"{path}: 'crossbarWeights' weights the round robin: it needs crossbarArbiter = \"wrr\"")
+
+
+class Plan:
+    """The stage choices of one switch, which its output ports bind (:meth:`SwitchTx.bind
+    <ibfabric.components.switch.tx.SwitchTx.bind>`)."""
+
+    def __init__(self, sw):
+        #: credits of each output VL buffer (0: straight to the link)
+        self.out_credits = sw.out_buffer // CREDIT_BYTES
+        #: routing options: the crossbar's choice takes them into account
+        self.options = bool(sw.option_bits)
+        self.wrr = sw.xbar_arbiter == "wrr"
+        self.weights: list[int] = []
+        #: the lifetime watcher (:mod:`~ibfabric.components.switch.lifetimes`), or None
+        self.lifetimes = None
+        if getattr(sw.dropper, "lifetimes", False):
+            from .lifetimes import Lifetimes
+
+            self.lifetimes = Lifetimes(sw, sw.dropper)
+
+    def pick_for(self, tx):
+        """The crossbar's ``pick`` for port *tx*."""
+        if self.options:
+            from .options import options_pick
+
+            return lambda vl, now: options_pick(tx, vl, now)
+        return tx._pick
+
+    def sendable(self, tx, now: float) -> bool:
+        """Whether a unicast candidate of *tx* (straight to the link) could cross now (the audits)."""
+        if self.options:
+            from .options import options_sendable
+
+            return options_sendable(tx, now)
+        return any(tx.cand_sendable(vl, now) for vl in range(tx.nvl) if tx.cands[vl])
