@@ -27,7 +27,7 @@ Alfaro, Sánchez and Duato (2001):
   exhausts its retries.
 
 Nothing here needs a running simulation: admission works on
-:class:`~ibfabric.components.tables.ForwardingTables`.  Binding it to a
+:class:`~ibfabric.components.routing.tables.ForwardingTables`.  Binding it to a
 simulation (tables into the arbiters, CBR sources into the HCAs) is
 :mod:`ibfabric.components.cbr`.
 
@@ -50,7 +50,7 @@ import numpy as np
 
 from ibfabric.errors import ConfigError
 
-from .tables import NO_PORT, ForwardingTables
+from .routing.tables import NO_PORT, ForwardingTables
 
 __all__ = [
     "SLOT_BYTES",

@@ -52,10 +52,10 @@ import numpy as np
 
 from ibfabric.errors import ConfigError, PluginError
 
-from ..fabric import FabricGraph, Link
 from ..node import parse_options
 from ..portstate import PortState
-from ..tables import NO_PORT, ForwardingTables
+from ..routing.fabric import FabricGraph, Link
+from ..routing.tables import NO_PORT, ForwardingTables
 from .agent import HcaAgent, SwitchAgent
 from .smp import (GET, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PORT_INFO, RFT, RFT_BLOCK, SET, SWITCH_INFO, TRAP_REPRESS,
                   Smp, SmpPacket)

@@ -43,9 +43,9 @@ import copy
 
 from ibfabric.errors import PluginError
 
-from ..mfts import MCAST_LID_END, MCAST_LID_START
 from ..port import SEVERAL
 from ..portstate import PORT_DOWN, PortState
+from ..routing.mfts import MCAST_LID_END, MCAST_LID_START
 from .inbuf import MCAST_QUEUE
 
 __all__ = ["Head", "McastRoute", "clone", "install_mft", "make_engine", "receive", "wrap_multicast"]

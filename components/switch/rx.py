@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..packet import VL15
 from ..port import return_credits
-from ..tables import NO_PORT
+from ..routing.tables import NO_PORT
 from .inbuf import Vl15Buffer
 
 __all__ = ["SwitchRx", "OPTIONS", "BY_SLID", "NO_ROUTE"]
