@@ -18,7 +18,7 @@ An **assimilation** (one per detected change, and the initial one with
 2. *computation*: the discovered fabric (LIDs kept, missing ones assigned
    as the static SM does: :meth:`FabricGraph.with_lids`) is routed by the
    routing plugin, and the SM waits the computation time of
-   :mod:`ibfabric.components.sm_cost` (``smComputeTime``);
+   :mod:`ibfabric.components.sm.cost` (``smComputeTime``);
 3. *distribution*: SubnSet(PortInfo) with the LID of every port whose LID
    changed, SubnSet(LinearForwardingTable) of every 64-entry block that
    differs from what the switch holds (all blocks of a switch never
@@ -82,7 +82,7 @@ class _Request:
 
 def attach(module, tables: ForwardingTables, declared: FabricGraph) -> "DynamicSM":
     """Give the subnet manager *module* its dynamic part (called by
-    :class:`~ibfabric.components.subnet_manager.SubnetManager` at the end of its init stage)."""
+    :class:`~ibfabric.components.sm.subnet_manager.SubnetManager` at the end of its init stage)."""
     return DynamicSM(module, tables, declared)
 
 
@@ -495,7 +495,7 @@ class DynamicSM:
         sim.call_at(now + t1, self._computed, idx, tables, first, t2)
 
     def _cost(self, tables, cpu: float, phase: str | None) -> int:
-        from ..sm_cost import compute_time_ns
+        from .cost import compute_time_ns
 
         if self.model == "measured":
             if phase is None:

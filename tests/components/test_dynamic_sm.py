@@ -13,7 +13,7 @@ import pytest
 import ibfabric
 from ibfabric.components.routing.fabric import FabricGraph
 from ibfabric.components.routing.tables import NO_PORT
-from ibfabric.components.subnet_manager import fabric_of
+from ibfabric.components.sm.subnet_manager import fabric_of
 from ibfabric.topologies.generators import fat_tree, to_ned
 
 TOPO = Path(__file__).resolve().parents[2] / "topologies"

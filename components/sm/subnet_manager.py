@@ -23,9 +23,9 @@ import numpy as np
 from ibfabric.errors import ConfigError, IbfabricError, PluginError
 from ibfabric.kernel import Module
 
-from .node import STAGE_SUBNET, IBNode, parse_options
-from .routing.fabric import FabricGraph, Link, moved_lids_message, node_spec
-from .routing.tables import NO_PORT, ForwardingTables
+from ..node import STAGE_SUBNET, IBNode, parse_options
+from ..routing.fabric import FabricGraph, Link, moved_lids_message, node_spec
+from ..routing.tables import NO_PORT, ForwardingTables
 
 __all__ = ["SubnetManager", "fabric_of"]
 
@@ -60,7 +60,7 @@ class SubnetManager(Module):
         if stage == STAGE_SUBNET:
             tables = self.configure()
             if self.params["dynamic"]:  # the subnet manager in simulated time (components/sm)
-                from .sm import attach
+                from .manager import attach
 
                 self.dynamic = attach(self, tables, self._declared)
 
@@ -113,7 +113,7 @@ class SubnetManager(Module):
             raise PluginError(f"routing engine '{name}' returned {type(tables).__name__}, not ForwardingTables")
         groups = str(self.params["multicastGroups"])
         if groups.strip():  # without groups the MFTs stay empty and nothing else is looked at
-            from .routing.mtrees import route_groups
+            from ..routing.mtrees import route_groups
 
             tables.mft = route_groups(tables, groups, str(self.params["multicastRouting"]),
                                       str(self.params["multicastOptions"]), sim.plugins, self.rng, owner=self.path)
@@ -170,7 +170,7 @@ class SubnetManager(Module):
 
     def _bandwidth(self, tables: ForwardingTables) -> None:
         """Apply the multicast bandwidth policy (:mod:`ibfabric.components.mcastbw`)."""
-        from .mcastbw import apply, plan
+        from ..mcastbw import apply, plan
 
         opts = parse_options(str(self.params["multicastBandwidthOptions"]), self.path, "multicastBandwidthOptions")
         bw = plan(str(self.params["multicastBandwidth"]), opts, tables.mft.groups, self.sim.hosts, owner=self.path)
