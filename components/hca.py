@@ -853,7 +853,7 @@ class HCA(IBNode):
         if tx.source is None:
             tx.source = source
             return
-        from .cbr import MergedSource  # (cbr imports the QoS metrics: only when sources merge)
+        from .qos.cbr import MergedSource  # (cbr imports the QoS metrics: only when sources merge)
 
         tx.source = MergedSource(tx.source, source)
 

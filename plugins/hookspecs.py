@@ -208,7 +208,7 @@ def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
 def ibfabric_register_arbitration_policies(register: Callable[..., None]) -> None:
     """Register arbitration policies, which fill the VLArbitrationTables of output ports as connections are admitted.
 
-    Used by QoS runs (:class:`ibfabric.components.cbr.QosNetwork`): when a
+    Used by QoS runs (:class:`ibfabric.components.qos.cbr.QosNetwork`): when a
     connection with a bandwidth requirement is requested, every output port
     on its path asks its policy's table state whether it fits; it is
     established only if all agree, and the tables they compute are installed

@@ -51,7 +51,7 @@ compare four schemes; all four are here:
 Every switch engine serves multicast copies before unicast packets (§5.2:
 "we give multicast traffic higher priority over unicast traffic in
 reserving the output VLs") and outside the VL arbiter, unless a bandwidth
-policy puts multicast on VLs of its own (:mod:`ibfabric.components.mcastbw`):
+policy puts multicast on VLs of its own (:mod:`ibfabric.components.qos.mcastbw`):
 then ``asynchronous`` and ``central-buffer`` offer their copies to the VL
 arbiter (``offers``/``send_offer``), and ``synchronous``, whose lock step
 needs priority, works only where the ports have output buffers (its lock

@@ -169,8 +169,8 @@ class SubnetManager(Module):
         sim.tables = tables
 
     def _bandwidth(self, tables: ForwardingTables) -> None:
-        """Apply the multicast bandwidth policy (:mod:`ibfabric.components.mcastbw`)."""
-        from ..mcastbw import apply, plan
+        """Apply the multicast bandwidth policy (:mod:`ibfabric.components.qos.mcastbw`)."""
+        from ..qos.mcastbw import apply, plan
 
         opts = parse_options(str(self.params["multicastBandwidthOptions"]), self.path, "multicastBandwidthOptions")
         bw = plan(str(self.params["multicastBandwidth"]), opts, tables.mft.groups, self.sim.hosts, owner=self.path)

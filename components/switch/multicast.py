@@ -25,7 +25,7 @@ unicast packets never meet this module.
   copies cross into them (``tx.accept``) and the link's VL arbiter serves
   them; without, they go on the link outside the VL arbiter, unless a
   bandwidth policy gives multicast VLs of its own
-  (:mod:`ibfabric.components.mcastbw`), where copies and unicast packets
+  (:mod:`ibfabric.components.qos.mcastbw`), where copies and unicast packets
   take part in VL arbitration together (``engine.offers``).
 - **Copies.**  A copy is a new :class:`~ibfabric.components.packet.Packet`
   object (``copy.copy``); the last copy of a packet is the original object.

@@ -29,7 +29,7 @@ something for a choice of another stage needs that choice --
   lock step) cannot share the VL arbiter with unicast packets (a multicast
   bandwidth policy) on a port straight to the link: that needs output
   buffers, where its lock step is at the crossbar and the link arbitrates
-  (checked when the policy is applied, :mod:`ibfabric.components.mcastbw`).
+  (checked when the policy is applied, :mod:`ibfabric.components.qos.mcastbw`).
 
 ``inputQueues = "auto"`` (the default) is a FIFO when an escape split asks
 for one, and virtual output queues otherwise.

@@ -75,7 +75,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         self.mfifo = None
         self.owner = None
         #: multicast copies go before unicast packets, outside the VL arbiter (Kim et al. §5.2); False: a
-        #: bandwidth policy puts them on VLs of their own, in VL arbitration (:mod:`ibfabric.components.mcastbw`)
+        #: bandwidth policy puts them on VLs of their own, in VL arbitration (:mod:`ibfabric.components.qos.mcastbw`)
         self.mprio = True
         self.init_output(plan.out_credits)
         if plan.wrr:

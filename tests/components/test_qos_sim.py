@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from ibfabric import hookimpl
-from ibfabric.components.cbr import QosNetwork
 from ibfabric.components.packet import Packet
 from ibfabric.components.qos import Rejection
+from ibfabric.components.qos.cbr import QosNetwork
 from ibfabric.errors import ConfigError, PluginError
 from ibfabric.simulation import Simulation
 

@@ -106,7 +106,7 @@ class TestSplitSource:
     def test_stays_lazy_when_merged(self):
         # MergedSource (CBR connections beside pattern traffic) keeps every source's laziness and
         # looks past a held-back one (tests/components/test_qos_sim.py runs it)
-        from ibfabric.components.cbr import MergedSource
+        from ibfabric.components.qos.cbr import MergedSource
 
         sim = four_sls(CHAIN)
         split = sim.module("a").tx[1].source

@@ -31,9 +31,9 @@ from ibfabric.errors import ConfigError
 from ibfabric.kernel import module_rng
 from ibfabric.qos_metrics import ConnectionStats
 
-from .hca import pending_of
-from .packet import Packet
-from .qos import PAPER_RANGES, Admission, ClassMap, Connection, Establishment, Rejection, establish
+from ..hca import pending_of
+from ..packet import Packet
+from . import PAPER_RANGES, Admission, ClassMap, Connection, Establishment, Rejection, establish
 
 __all__ = ["CbrSource", "MergedSource", "QosNetwork"]
 
