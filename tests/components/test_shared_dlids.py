@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ibfabric.components.hca import _BATCH, SplitSource, TrafficSource
-from ibfabric.components.realtime import ControlSource
+from ibfabric.components.hca.realtime import ControlSource
 from ibfabric.simulation import Simulation
 from ibfabric.topologies.generators import irregular, to_ned
 

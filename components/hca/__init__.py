@@ -34,10 +34,10 @@ import numpy as np
 
 from ibfabric.errors import ConfigError
 
-from .node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode
-from .packet import CREDIT_BYTES, VL15, Packet
-from .port import INF, SEVERAL, TxPort, return_credits
-from .portstate import PortState
+from ..node import STAGE_LOCAL, STAGE_TRAFFIC, STAGE_WIRE, IBNode
+from ..packet import CREDIT_BYTES, VL15, Packet
+from ..port import INF, SEVERAL, TxPort, return_credits
+from ..portstate import PortState
 
 __all__ = ["HCA", "HcaRx", "HcaTx", "TrafficSource", "SLSource", "SplitSource", "MTUS"]
 
@@ -837,7 +837,7 @@ class HCA(IBNode):
         tx.poke(0.0)
 
     def _start_realtime(self) -> None:
-        """Kim et al.'s MPEG-2 stream and control packets (:mod:`ibfabric.components.realtime`)."""
+        """Kim et al.'s MPEG-2 stream and control packets (:mod:`ibfabric.components.hca.realtime`)."""
         from .realtime import MpegSource, start_sources
 
         tx = self.tx[self.first_port]
@@ -853,7 +853,7 @@ class HCA(IBNode):
         if tx.source is None:
             tx.source = source
             return
-        from .qos.cbr import MergedSource  # (cbr imports the QoS metrics: only when sources merge)
+        from ..qos.cbr import MergedSource  # (cbr imports the QoS metrics: only when sources merge)
 
         tx.source = MergedSource(tx.source, source)
 
