@@ -8,7 +8,8 @@
 - :mod:`~ibfabric.components.sm.smp`: SMPs, VL15 packets carrying a MAD payload;
 - :mod:`~ibfabric.components.sm.agent`: the subnet management agent of every switch and channel adapter;
 - :mod:`~ibfabric.components.sm.manager`: the dynamic SM itself: sweeps, traps, assimilation timeline;
-- :mod:`~ibfabric.components.sm.report`: the assimilation timeline as text.
+- :mod:`~ibfabric.components.sm.report`: what the dynamic SM reports: its summary sections, the
+  assimilation timeline as text.
 
 docs/subnet-manager.md describes the whole.
 """
