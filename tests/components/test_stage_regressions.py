@@ -1,0 +1,53 @@
+"""Bugs the stage-combination property (test_stage_combinations.py) found, each as its smallest run."""
+
+from __future__ import annotations
+
+from ibfabric.components.packet import Packet
+from ibfabric.simulation import Simulation
+
+from .hang import hang_guard
+
+# four switches in a ring, two hosts on each (h[i] and h[i+4] on sw[i]): two minimal paths from sw[0]
+# to sw[2], so FA routing gives the hosts of sw[0] two options towards the hosts of sw[2]
+SQUARE = """
+network square
+{
+    submodules:
+        sw[4]: Switch { numPorts = 4; }
+        h[8]: HCA;
+    connections:
+        for i=0..3 {
+            sw[i].port[1] <--> Link <--> sw[(i+1) % 4].port[2];
+            h[i].port[1] <--> Link <--> sw[i].port[3];
+            h[i+4].port[1] <--> Link <--> sw[i].port[4];
+        }
+}
+"""
+
+
+def burst(sim, sources, dst, n, dlid_offset=1):
+    """At time 0, each host of *sources* queues *n* 282-byte packets to host *dst* (DLID offset 1: adaptive)."""
+    hosts = sim.hosts
+
+    def go():
+        for src in sources:
+            a, b = hosts[src], hosts[dst]
+            for _ in range(n):
+                a.send_packet(Packet.make(a.lid, b.lid + dlid_offset, 282, src=src, dst=dst, msg=sim.next_message_id()))
+
+    sim.call_at(0.0, go)
+
+
+class TestOptionsWithOutputBuffers:
+    def test_a_candidate_waiting_for_credits_downstream_sleeps_until_they_come(self):
+        # FA routing, output buffers: an adaptive packet at sw[0] whose options both lack credits downstream
+        # (the 320 B input buffers of sw[1] and sw[3] hold one packet each) while their output buffers have
+        # room used to have its port look again at once, at the same time, for ever; it waits for the
+        # credit returns instead, and a return pokes the port
+        sim = Simulation(SQUARE, overrides={"**.routing": "fa", "**.sm.lmc": "1", "**.optionBits": "1",
+                                            "**.mtu": "256B", "**.vlBufferSize": "320B",
+                                            "**.outputBufferSize": "320B", "**.inputQueues": "fifo"}, check=True)
+        burst(sim, (0, 4, 3), 2, 4)
+        with hang_guard(seconds=30):
+            s = sim.run("20us")
+        assert s["packets_delivered"] == 12 and s["conservation_ok"] and s["packets_dropped"] == 0
