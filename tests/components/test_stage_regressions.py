@@ -51,3 +51,27 @@ class TestOptionsWithOutputBuffers:
         with hang_guard(seconds=30):
             s = sim.run("20us")
         assert s["packets_delivered"] == 12 and s["conservation_ok"] and s["packets_dropped"] == 0
+
+
+class TestKimPathsAtLookup:
+    def test_a_path_option_chosen_at_lookup_needs_no_escape_space(self):
+        # Kim's multipath (optionsWhen = "slid") chosen at lookup, into switches whose VL buffers have an
+        # escape part: the path options are none of them adaptive, yet a packet that took path option 1
+        # was marked as on an adaptive option (its index), and needed the escape reserve downstream on
+        # top of its own credits (10 of sw[3]'s 10 credits: an empty buffer) to cross
+        sim = Simulation(SQUARE, overrides={"**.routing": "multipath", "**.routingOptions": "bits=1",
+                                            "**.sm.lmc": "2", "**.optionBits": "2", "**.optionsWhen": "slid",
+                                            "**.selectAt": "lookup", "**.mtu": "256B", "**.vlBufferSize": "640B",
+                                            "**.escapeBufferSize": "320B", "**.inputQueues": "fifo"})
+        sim.run("1ns")
+        a, b = sim.hosts[0], sim.hosts[2]
+        rx = sim.module("sw[0]").rx[3]  # from a
+        options = rx.routes[b.lid][2].options.options  # (the SlidRoute's OptionSet)
+        assert [(o.index, o.adaptive) for o in options] == [(0, False), (1, False)]
+        for o in options:
+            p = Packet.make(a.lid + 1, b.lid, 282, src=0, dst=2)  # SLID LSB 1: any path
+            p.paths = o.pmask  # ... on which only this option goes on
+            p.head_at, p.tail_at = sim.now, sim.now + 282
+            rx.receive(p, sim.now)
+            assert p.out_port is o.tx and o.tx.escape_reserve == 5
+            assert p.opt == 0 and o.tx.ways(p) == [(o.tx, 0, p.credits)]
