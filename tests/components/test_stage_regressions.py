@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ibfabric.components.packet import Packet
 from ibfabric.simulation import Simulation
+from ibfabric.testing import STAR_NED
 
 from .hang import hang_guard
 
@@ -75,3 +76,19 @@ class TestKimPathsAtLookup:
             rx.receive(p, sim.now)
             assert p.out_port is o.tx and o.tx.escape_reserve == 5
             assert p.opt == 0 and o.tx.ways(p) == [(o.tx, 0, p.credits)]
+
+
+class TestCentralBufferWithOutputBuffers:
+    def test_a_copy_from_the_central_buffer_takes_its_crossing_time(self):
+        # a 64-byte packet from h[0] waits in the central buffer for port 3's crossbar output, busy with a
+        # copy of h[1]'s 282-byte packet until that packet's tail has arrived (1x SDR: 4 ns per byte); its
+        # copy then crossed "by" the time its data was in the central buffer, long past, and the port asked
+        # to look again in the past (the audit's AssertionError; the clock would run backwards without it)
+        sim = Simulation(STAR_NED, check=True, overrides={
+            "**.mtu": "256B", "**.outputBufferSize": "640B", "**.multicastGroups": "a: 0 1 2 3",
+            "**.replication": "central-buffer"})
+        sim.call_at(0.0, lambda: sim.hosts[1].send_multicast("a", 282))
+        sim.call_at(700.0, lambda: sim.hosts[0].send_multicast("a", 64))
+        s = sim.run("5us")
+        a = s["multicast"]["groups"]["a"]
+        assert a["complete"] == a["packets"] == 2 and a["member_deliveries"] == 6 and s["conservation_ok"]
