@@ -44,7 +44,7 @@ import copy
 from ibfabric.errors import PluginError
 
 from ..mfts import MCAST_LID_END, MCAST_LID_START
-from ..port import SEVERAL
+from ..port import INF, SEVERAL
 from ..portstate import PORT_DOWN, PortState
 from .inbuf import MCAST_QUEUE
 
@@ -227,7 +227,15 @@ def wrap_multicast(tx) -> None:
             t = inner(now)
             return t if t < nxt else nxt
 
+        inner_next = tx.next_transfer
+
+        def next_transfer(after: float) -> float:
+            # a port held for a multicast packet (a lock-step engine's reservation, ``owner``) lets no unicast
+            # packet cross meanwhile: the engine's ``serve`` says when to look again
+            return INF if tx.owner is not None else inner_next(after)
+
         tx.transfer = transfer
+        tx.next_transfer = next_transfer
 
 
 def _arbitrated(tx, now: float):

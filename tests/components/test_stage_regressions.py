@@ -92,3 +92,45 @@ class TestCentralBufferWithOutputBuffers:
         s = sim.run("5us")
         a = s["multicast"]["groups"]["a"]
         assert a["complete"] == a["packets"] == 2 and a["member_deliveries"] == 6 and s["conservation_ok"]
+
+
+TWO = """
+// two switches, two hosts each: h[0], h[1] on sw[0] (ports 1, 2), h[2], h[3] on sw[1]; sw[0].port[3] <-> sw[1].port[3]
+network two
+{
+    submodules:
+        sw[2]: Switch { numPorts = 3; }
+        h[4]: HCA;
+    connections:
+        sw[0].port[3] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[1].port[3];
+        for i=0..1 {
+            h[i].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[0].port[i+1];
+            h[i+2].port[1] <--> Link { width = "1x"; speed = "SDR"; length = 1m; } <--> sw[1].port[i+1];
+        }
+}
+"""
+
+
+def unicast_at(sim, t, src, dst, size):
+    a, b = sim.hosts[src], sim.hosts[dst]
+    sim.call_at(t, lambda: a.send_packet(Packet.make(a.lid, b.lid, size, src=src, dst=dst, msg=sim.next_message_id())))
+
+
+class TestSynchronousWithOutputBuffers:
+    def test_a_port_held_for_a_multicast_packet_does_not_spin_on_its_unicast_candidates(self):
+        # h[0]'s multicast packet reserves sw[0]'s ports 2 and 3 (lock step) while port 2 is still taking in
+        # h[2]'s packet for h[1]; h[1]'s second packet for h[3] becomes a candidate of the held port 3, whose
+        # output buffer has room: the port used to look again at once, for ever (a unicast packet may not
+        # cross a held port); it waits for the engine instead
+        sim = Simulation(TWO, check=True, overrides={"**.mtu": "256B", "**.outputBufferSize": "1024B",
+                                                     "**.multicastGroups": "b: 1 2 senders=0",
+                                                     "**.replication": "synchronous"})
+        unicast_at(sim, 0.0, 2, 1, 282)
+        unicast_at(sim, 0.0, 1, 3, 282)
+        unicast_at(sim, 0.0, 1, 3, 282)
+        sim.call_at(150.0, lambda: sim.hosts[0].send_multicast("b", 64))
+        with hang_guard(seconds=30):
+            s = sim.run("10us")
+        b = s["multicast"]["groups"]["b"]
+        assert b["complete"] == 1 and b["member_deliveries"] == 2 and s["packets_delivered"] == 5
+        assert s["conservation_ok"]
