@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ibfabric.components.packet import Packet
 from ibfabric.simulation import Simulation
 from ibfabric.testing import STAR_NED
@@ -116,7 +118,7 @@ def unicast_at(sim, t, src, dst, size):
     sim.call_at(t, lambda: a.send_packet(Packet.make(a.lid, b.lid, size, src=src, dst=dst, msg=sim.next_message_id())))
 
 
-class TestSynchronousWithOutputBuffers:
+class TestSynchronousReplication:
     def test_a_port_held_for_a_multicast_packet_does_not_spin_on_its_unicast_candidates(self):
         # h[0]'s multicast packet reserves sw[0]'s ports 2 and 3 (lock step) while port 2 is still taking in
         # h[2]'s packet for h[1]; h[1]'s second packet for h[3] becomes a candidate of the held port 3, whose
@@ -134,3 +136,21 @@ class TestSynchronousWithOutputBuffers:
         b = s["multicast"]["groups"]["b"]
         assert b["complete"] == 1 and b["member_deliveries"] == 2 and s["packets_delivered"] == 5
         assert s["conservation_ok"]
+
+    @pytest.mark.parametrize("out", ["0B", "1024B"])
+    def test_copies_waiting_for_a_port_that_fails_start_at_once(self, out):
+        # h[3]'s multicast packet waits (lock step) for sw.port[2], busy sending h[0]'s packet to h[1]; the
+        # link fails at 400 ns: the copy for h[1] is dropped and the others may start at once; the ports kept
+        # their reservation, were not told, and slept until port 2 would have been free (the audit's
+        # AssertionError), the copies arriving 600 ns late without audits
+        sim = Simulation(STAR_NED, check=True, overrides={"**.mtu": "256B", "**.outputBufferSize": out,
+                                                          "**.multicastGroups": "a: 0 1 2 3",
+                                                          "**.replication": "synchronous"})
+        unicast_at(sim, 0.0, 0, 1, 282)
+        sim.call_at(100.0, lambda: sim.hosts[3].send_multicast("a", 64))
+        sim.fail_link("sw.port[2]", at=400)
+        s = sim.run("5us")
+        assert s["multicast"]["groups"]["a"]["member_deliveries"] == 2
+        assert s["drops_by_reason"] == {"link-down": 1, "port-down": 1} and s["conservation_ok"]
+        log = sim.stats.arrays()
+        assert sorted(log["dst"].tolist()) == [0, 2] and log["delivered_at"].tolist() == [661.0, 661.0]
