@@ -236,6 +236,29 @@ def wrap_multicast(tx) -> None:
 
         tx.transfer = transfer
         tx.next_transfer = next_transfer
+    _wrap_send(tx)
+
+
+def _wrap_send(tx) -> None:
+    """A unicast packet crossing from an input keeps that input's crossbar connection busy, so the input's
+    multicast heads are ready later: the ports a lock-step engine holds for such a head (``owner``, given
+    only to ready heads) look again, to give the reservation up or keep it (``serve``)."""
+    engine = tx.engine
+    inner = tx.send
+
+    def send(c, p, vl: int, now: float) -> float:
+        end = inner(c, p, vl, now)
+        heads = getattr(engine, "heads", None)  # (ReplicationEngine.attach makes it, after the ports bind)
+        if heads:
+            rx = c.rx
+            for h in tuple(heads.values()):
+                if h.rx is rx:
+                    for o in h.outs:
+                        if o.owner is h:
+                            o.poke(now)
+        return end
+
+    tx.send = send
 
 
 def _arbitrated(tx, now: float):
