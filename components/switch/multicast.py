@@ -43,7 +43,7 @@ import copy
 
 from ibfabric.errors import PluginError
 
-from ..port import SEVERAL
+from ..port import INF, SEVERAL
 from ..portstate import PORT_DOWN, PortState
 from ..routing.mfts import MCAST_LID_END, MCAST_LID_START
 from .inbuf import MCAST_QUEUE
@@ -227,7 +227,38 @@ def wrap_multicast(tx) -> None:
             t = inner(now)
             return t if t < nxt else nxt
 
+        inner_next = tx.next_transfer
+
+        def next_transfer(after: float) -> float:
+            # a port held for a multicast packet (a lock-step engine's reservation, ``owner``) lets no unicast
+            # packet cross meanwhile: the engine's ``serve`` says when to look again
+            return INF if tx.owner is not None else inner_next(after)
+
         tx.transfer = transfer
+        tx.next_transfer = next_transfer
+    _wrap_send(tx)
+
+
+def _wrap_send(tx) -> None:
+    """A unicast packet crossing from an input keeps that input's crossbar connection busy, so the input's
+    multicast heads are ready later: the ports a lock-step engine holds for such a head (``owner``, given
+    only to ready heads) look again, to give the reservation up or keep it (``serve``)."""
+    engine = tx.engine
+    inner = tx.send
+
+    def send(c, p, vl: int, now: float) -> float:
+        end = inner(c, p, vl, now)
+        heads = getattr(engine, "heads", None)  # (ReplicationEngine.attach makes it, after the ports bind)
+        if heads:
+            rx = c.rx
+            for h in tuple(heads.values()):
+                if h.rx is rx:
+                    for o in h.outs:
+                        if o.owner is h:
+                            o.poke(now)
+        return end
+
+    tx.send = send
 
 
 def _arbitrated(tx, now: float):

@@ -86,6 +86,16 @@ class Plan:
             return lambda vl, now: options_pick(tx, vl, now)
         return tx._pick
 
+    def buffered_for(self, tx) -> tuple:
+        """``(next_transfer, wants)`` of port *tx* with output buffers: when a candidate could next cross
+        into its output buffer, and what a credit return pokes the port for.  With routing options a
+        candidate may also wait for credits downstream (:func:`~.options.options_next_transfer`)."""
+        if self.options:
+            from .options import OptionWants, options_next_transfer
+
+            return (lambda after: options_next_transfer(tx, after)), OptionWants(tx)
+        return tx._next_transfer, tx.obuf
+
     def sendable(self, tx, now: float) -> bool:
         """Whether a unicast candidate of *tx* (straight to the link) could cross now (the audits)."""
         if self.options:

@@ -32,14 +32,16 @@ def _ts(h):
 
 
 class _Stored:
-    """A packet in the central buffer: its copies left to send and when its data is in."""
+    """A packet in the central buffer: its copies left to send, when its data is in, and the byte time of
+    the switch's crossbar (a copy takes ``size x xbar_bt`` to cross out of the buffer)."""
 
-    __slots__ = ("p", "left", "xend")
+    __slots__ = ("p", "left", "xend", "xbar_bt")
 
-    def __init__(self, p, left: int, xend: float):
+    def __init__(self, p, left: int, xend: float, xbar_bt: float):
         self.p = p
         self.left = left
         self.xend = xend
+        self.xbar_bt = xbar_bt
 
 
 class CentralBuffer(ReplicationEngine):
@@ -104,7 +106,7 @@ class CentralBuffer(ReplicationEngine):
         xend = h.buf.take(p, now)  # out of the input VL: credits go back upstream
         self.used += p.credits
         self.stored += 1
-        s = _Stored(p, len(h.outs), xend)
+        s = _Stored(p, len(h.outs), xend, h.rx.xbar_bt)
         for o in h.outs:
             o.mq.remove(h)
             o.mfifo.append((s, h.vl[o]))
@@ -180,7 +182,10 @@ class CentralBuffer(ReplicationEngine):
                 t = h.ready_at()
                 for o in h.outs:
                     o.poke(t if t > now else now)
-        return self.copy_out(tx, p, vl, now, s.xend, last)
+        xend = now + p.size * s.xbar_bt  # the copy crosses out of the buffer, not before the data is in
+        if s.xend > xend:
+            xend = s.xend
+        return self.copy_out(tx, p, vl, now, xend, last)
 
     def sendable(self, tx, now: float):
         """``(could the FIFO's head, or a head that fits the buffer, start now, False)``, without side effects."""

@@ -155,8 +155,12 @@ class Synchronous(ReplicationEngine):
         return not any(o is not tx and (o.running or o.pending_wake() <= now) for o in h.outs), True
 
     def port_left(self, tx, now: float) -> None:
+        lost = [h for h in tx.mq if tx in h.outs]
         super().port_left(tx, now)
         self.settle(now, True)  # the reservations of the heads that wanted it change
+        for h in lost:  # ... and those that waited for it may start now: their other ports look again
+            for o in h.outs:
+                o.poke(now)
 
     def waits(self, h, now: float, starved):
         """What head *h* waits for (the deadlock watchdog): the downstream buffers of its outputs that lack
