@@ -60,13 +60,13 @@ def test_entry_base_is_the_default_route():
 
 
 def test_kims_15_switch_network_needs_a_reduction():
-    g = load_fabric("topologies/kim2007_15.ned").with_lids(lmc=7)
+    g = load_fabric("topologies/kim2007_15_29hosts.ned").with_lids(lmc=7)
     t = multipath.compute(g, {})
     assert (t.info["cycles_found"], t.info["bits"], t.info["dropped_cycles"]) == (9, 6, 3)
     with pytest.raises(ConfigError, match=r"option 'bits': must be 0..6"):
         multipath.compute(g, {"bits": "9"})
     with pytest.raises(ConfigError, match=r"6 path bits need LMC >= 7"):
-        multipath.compute(load_fabric("topologies/kim2007_15.ned").with_lids(lmc=3), {})
+        multipath.compute(load_fabric("topologies/kim2007_15_29hosts.ned").with_lids(lmc=3), {})
 
 
 MP = {"**.routing": "multipath", "**.sm.lmc": "7", "**.optionBits": "7", "**.optionsWhen": '"slid"',
@@ -78,7 +78,7 @@ MP = {"**.routing": "multipath", "**.sm.lmc": "7", "**.optionBits": "7", "**.opt
                                            ("random", ("0", "1")), ("max-credit", ("1", "0"))])
 def test_adaptive_and_source_routed_packets_run_with_audits(selector, mix):
     ov = dict(MP, **{"**.pathSelector": f'"{selector}"', "**.adaptive": mix[0], "**.randomPath": mix[1]})
-    sim = Simulation("kim2007_15", overrides=ov, seed=2, warmup="0us", check=True)
+    sim = Simulation("kim2007_15_29hosts", overrides=ov, seed=2, warmup="0us", check=True)
     s = sim.run("60us")
     assert s["conservation_ok"] and s["packets_delivered"] > 50
     log = sim.stats.arrays()
