@@ -85,6 +85,19 @@ def test_adaptive_and_source_routed_packets_run_with_audits(selector, mix):
     assert log["hops"].max() <= 16  # a simple path of at most 15 switches
 
 
+@pytest.mark.parametrize("switch", [{}, {"**.outputBufferSize": "4200B", "**.vlBufferSize": "4200B"}])
+def test_control_packets_on_vl15_follow_the_default_route(switch):
+    # a LID-routed VL15 packet (Kim's control traffic) meets the entry whose options the SLID asks for: its
+    # SLID's LSB is 0, so it takes the DLID's own entry (it was dropped as "no-route" before issue 32)
+    ov = dict(MP, **{"**.load": "0.05", "**.controlInterval": "100us", "**.adaptive": "0.5", "**.randomPath": "0.5"},
+              **switch)
+    sim = Simulation("kim2007_15", overrides=ov, seed=1, warmup="0us", check=True)
+    s = sim.run("1ms")
+    assert s["conservation_ok"] and s["packets_dropped"] == 0
+    # every host sends one every 100 us from a random phase: 9 or 10 each in 1 ms, less those still on the way
+    assert 15 * 9 - 5 <= s["by_class"]["control"]["packets"] <= 15 * 10
+
+
 def test_registered_with_a_description():
     from ibfabric.plugins import PluginSet
 
