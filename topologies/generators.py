@@ -179,7 +179,14 @@ def kim2007(
     width: str = "1x",
     speed: str = "SDR",
 ) -> FabricGraph:
-    """A random irregular fabric as Kim et al. 2007 describe theirs: a given cycle count, a host on every free port.
+    """A random irregular fabric with Kim et al. 2007's cycle count and a host on every free port (a variant).
+
+    Only the switch and cycle counts are the paper's: these fabrics have
+    more hosts than switches, may have bridges, and put switches on any
+    number of Algorithm 2's cycles (``kim2007_15_29hosts.ned``,
+    ``kim2007_30_58hosts.ned``, and the Bermúdez et al. 2006 fabrics of
+    ``experiments/bermudez2006.py``).  :func:`kim2007_paper` draws fabrics
+    with all the properties the paper states.
 
     Parameters
     ----------
@@ -276,6 +283,15 @@ def kim2007_properties(fabric: FabricGraph, root: int | None = None) -> dict:
         multipath table size ``S * 2**on_cycles``; ``bridges``: switch links
         whose removal disconnects switches; ``hosts``: hosts per switch;
         ``ports``: ports per switch.
+
+    Examples
+    --------
+    >>> p = kim2007_properties(kim2007_paper(15, 9, seed=2007))
+    >>> len(p["cycles"]), p["independent"], p["bridges"], sorted(set(p["on_cycles"].values()))
+    (9, 9, [], [1, 2])
+    >>> p = kim2007_properties(kim2007(15, 9, seed=2007))  # kim2007_15_29hosts.ned
+    >>> p["independent"], p["bridges"], max(p["on_cycles"].values())
+    (6, [(4, 9)], 6)
     """
     import networkx as nx
 
