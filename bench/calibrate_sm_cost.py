@@ -41,7 +41,7 @@ from ibfabric.topologies.generators import irregular
 from .routing import machine, sequential_lids
 
 SIZES = [8, 16, 24, 32, 48, 64]
-SHIPPED = ["bermudez2006_fig1", "irregular16", "kim2007_15", "kim2007_15h1", "kim2007_30"]
+SHIPPED = ["bermudez2006_fig1", "irregular16", "kim2007_15_29hosts", "kim2007_15h1", "kim2007_30_58hosts"]
 #: engine label -> (engine, options, LMC the fabric needs)
 ENGINES = {
     "pira": ("pira", {}, 0),

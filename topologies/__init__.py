@@ -32,8 +32,10 @@ SHIPPED = {
     "bermudez2006_fig1": "bermudez2006_fig1.ned",
     "irregular16": "irregular16.ned",
     "kim2007_15": "kim2007_15.ned",
+    "kim2007_15_29hosts": "kim2007_15_29hosts.ned",
     "kim2007_15h1": "kim2007_15h1.ned",
     "kim2007_30": "kim2007_30.ned",
+    "kim2007_30_58hosts": "kim2007_30_58hosts.ned",
 }
 
 

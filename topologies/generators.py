@@ -16,9 +16,12 @@ Random irregular fabrics are built as in the papers' evaluations
 2001, §5.1): every switch has the same number of ports, the same number of
 hosts, at most ``links_per_switch`` links to other switches, neighbouring
 switches are joined by exactly one link, and the whole is connected.
-:func:`kim2007` builds them as Kim et al. 2007 (§4) describe theirs: a given
-number of independent cycles and a host on every port left free
-(``topologies/kim2007_15.ned`` and ``kim2007_30.ned``).
+:func:`kim2007` builds variants of Kim et al. 2007's (§4): a given number
+of independent cycles and a host on every port left free
+(``topologies/kim2007_15_29hosts.ned`` and ``kim2007_30_58hosts.ned``);
+:func:`kim2007_paper` builds fabrics with all the properties the paper
+states (one host per switch, every switch on one or two of Algorithm 2's
+cycles, no bridges: ``topologies/kim2007_15.ned`` and ``kim2007_30.ned``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
 __all__ = [
     "irregular",
     "kim2007",
+    "kim2007_paper",
+    "kim2007_properties",
     "fat_tree",
     "mesh",
     "torus",
@@ -174,7 +179,14 @@ def kim2007(
     width: str = "1x",
     speed: str = "SDR",
 ) -> FabricGraph:
-    """A random irregular fabric as Kim et al. 2007 describe theirs: a given cycle count, a host on every free port.
+    """A random irregular fabric with Kim et al. 2007's cycle count and a host on every free port (a variant).
+
+    Only the switch and cycle counts are the paper's: these fabrics have
+    more hosts than switches, may have bridges, and put switches on any
+    number of Algorithm 2's cycles (``kim2007_15_29hosts.ned``,
+    ``kim2007_30_58hosts.ned``, and the Bermúdez et al. 2006 fabrics of
+    ``experiments/bermudez2006.py``).  :func:`kim2007_paper` draws fabrics
+    with all the properties the paper states.
 
     Parameters
     ----------
@@ -240,6 +252,228 @@ def kim2007(
     for s in range(S):
         hosts += [(f"h{s}_{k}", s, int(p) + 1) for k, p in enumerate(np.flatnonzero(free[s]))]
     return _build([f"sw{s}" for s in range(S)], sw_links, hosts, ports, width, speed)
+
+
+#: The blocks :func:`kim2007_paper` joins: name -> (vertices, edges as vertex pairs, vertices on one cycle).
+#: A diamond is K4 less an edge: two triangles on the edge (1, 2), whose tips 0 and 3 are on one each.
+_KIM_BLOCKS = {
+    "triangle": (3, ((0, 1), (1, 2), (2, 0)), (0, 1, 2)),
+    "square": (4, ((0, 1), (1, 2), (2, 3), (3, 0)), (0, 1, 2, 3)),
+    "diamond": (4, ((0, 1), (0, 2), (1, 2), (1, 3), (2, 3)), (0, 3)),
+}
+
+
+def kim2007_properties(fabric: FabricGraph, root: int | None = None) -> dict:
+    """What Kim et al. 2007 state of their networks, measured on *fabric*'s switch graph.
+
+    Parameters
+    ----------
+    fabric : FabricGraph
+    root : int, optional
+        Switch (node index) the BFS of Algorithms 1-2 starts from; default
+        the lowest switch, as the ``multipath`` engine's default root.
+
+    Returns
+    -------
+    dict
+        ``cycles``: Algorithm 2's cycles (switch indices); ``independent``:
+        the rank of their edge sets over GF(2) (all path bits name something
+        only when it is ``len(cycles)``); ``on_cycles``: per switch, how many
+        of the cycles it lies on; ``table_sizes``: per switch, §3.3's
+        multipath table size ``S * 2**on_cycles``; ``bridges``: switch links
+        whose removal disconnects switches; ``hosts``: hosts per switch;
+        ``ports``: ports per switch.
+
+    Examples
+    --------
+    >>> p = kim2007_properties(kim2007_paper(15, 9, seed=2007))
+    >>> len(p["cycles"]), p["independent"], p["bridges"], sorted(set(p["on_cycles"].values()))
+    (9, 9, [], [1, 2])
+    >>> p = kim2007_properties(kim2007(15, 9, seed=2007))  # kim2007_15_29hosts.ned
+    >>> p["independent"], p["bridges"], max(p["on_cycles"].values())
+    (6, [(4, 9)], 6)
+    """
+    import networkx as nx
+
+    from ibfabric.plugins.routing.pathbits import find_cycles
+
+    sw = [int(s) for s in fabric.switches]
+    G = nx.Graph()
+    G.add_nodes_from(sw)
+    G.add_edges_from((ln.a, ln.b) for ln in fabric.links if fabric.is_switch[ln.a] and fabric.is_switch[ln.b] and ln.a != ln.b)
+    cycles = find_cycles(G, root=root if root is not None else min(sw))
+    index = {frozenset(e): k for k, e in enumerate(G.edges())}
+    basis: list[int] = []
+    for c in cycles:
+        v = 0
+        for x, y in zip(c, c[1:]):
+            v ^= 1 << index[frozenset((x, y))]
+        for b in basis:
+            v = min(v, v ^ b)
+        if v:
+            basis.append(v)
+    on = {s: sum(s in c for c in cycles) for s in sw}
+    hosts = {s: 0 for s in sw}
+    for ln in fabric.links:
+        for a, b in ((ln.a, ln.b), (ln.b, ln.a)):
+            if fabric.is_switch[a] and not fabric.is_switch[b]:
+                hosts[a] += 1
+    return {
+        "cycles": cycles,
+        "independent": len(basis),
+        "on_cycles": on,
+        "table_sizes": {s: len(sw) * 2 ** k for s, k in on.items()},
+        "bridges": sorted(tuple(sorted(e)) for e in nx.bridges(G)),
+        "hosts": hosts,
+        "ports": {s: fabric.nodes[s].num_ports for s in sw},
+    }
+
+
+def _kim2007_ok(props: dict, cycles: int) -> bool:
+    return (
+        len(props["cycles"]) == cycles
+        and props["independent"] == cycles
+        and all(1 <= k <= 2 for k in props["on_cycles"].values())
+        and not props["bridges"]
+    )
+
+
+def kim2007_paper(
+    switches: int,
+    cycles: int,
+    *,
+    seed: int = 0,
+    tries: int = 1000,
+    width: str = "1x",
+    speed: str = "SDR",
+) -> FabricGraph:
+    """A fabric with the properties Kim et al. 2007 state of their networks, drawn until it has them.
+
+    Five-port switches, one host on each (``h<switch>_0``), at most four
+    switch-to-switch links per switch, ``switches - 1 + cycles`` of them, no
+    bridge (no switch link whose removal disconnects switches), and every
+    switch on one or two of the cycles Algorithm 2 finds from a BFS rooted
+    at the lowest switch (``sw0``, the ``multipath`` engine's default), so
+    that §3.3's table of a switch has ``switches * 2`` or ``switches * 4``
+    entries (§5.1: "either 30 (= 15 x 2^1) or 60 (= 15 x 2^2)"); the
+    cycles are independent (all ``cycles`` path bits name something: no
+    two back edges give the same cycle).
+
+    Parameters
+    ----------
+    switches : int
+        Number of switches (``sw0`` ... ``swN-1``).
+    cycles : int
+        Independent cycles of the switch graph (§5.1: 9 for 15 switches).
+    seed : int
+        Seed of the draws; the same arguments give the same fabric.
+    tries : int
+        Most draws before giving up.
+    width, speed : str
+        Link width and speed (default 1x SDR, Table 1's 2.5 Gbps links).
+
+    Returns
+    -------
+    FabricGraph
+
+    Raises
+    ------
+    ValueError
+        If no draw has the properties within *tries*, or the blocks below
+        cannot make *switches* switches with *cycles* cycles.
+
+    Examples
+    --------
+    >>> g = kim2007_paper(15, 9, seed=2007)
+    >>> len(g.switches), len(g.cas), len(g.links) - len(g.cas)
+    (15, 15, 23)
+    >>> sorted(set(kim2007_properties(g)["table_sizes"].values()))
+    [30, 60]
+
+    Notes
+    -----
+    The properties leave little freedom.  With no bridge every switch link
+    lies on a cycle of any cycle basis; a switch on at most two of the
+    ``C`` cycles bounds their total length by ``2 S``, while each has at
+    least 3 links: ``3 C <= 2 S`` (15 switches, 9 cycles: 27 <= 30, nearly
+    all triangles; random fabrics of :func:`kim2007` almost never qualify).
+    So a draw joins small blocks -- triangles, squares and diamonds (K4
+    less an edge: two triangles on a shared edge) -- into a tree of blocks,
+    each new block sharing one vertex with one block already placed; a
+    shared vertex is one that lies on a single cycle of each of its two
+    blocks (a diamond's tips, any vertex of a triangle or a square), and
+    is shared once, so it has four switch links and lies on two cycles.
+    The numbers of diamonds ``d``, triangles ``t`` and squares ``q`` solve
+    ``3 d + 2 t + 3 q = S - 1`` and ``2 d + t + q = C``; each draw picks one
+    solution, the order of the blocks, the shared vertices, the switch
+    numbering and the ports at random.  A draw is rejected unless Algorithm
+    2 (``pathbits.find_cycles``) finds ``C`` independent cycles with every
+    switch on one or two of them: in a diamond both back edges can give
+    the same triangle, depending on where the BFS enters it.  The paper's
+    Fig. 6 is not available; these are fabrics with its stated properties,
+    not its network.
+
+    References
+    ----------
+    .. [1] E. J. Kim, K. H. Yum, C. R. Das, M. Yousif, J. Duato, "Exploring
+       IBA Design Space for Improved Performance", IEEE TPDS 18(4), 2007,
+       §3.2-3.3 (Algorithms 1-3, table size), §4 and Table 1, §5.1.
+    """
+    S, C = switches, cycles
+    if S < 3:
+        raise ValueError(f"'switches' must be at least 3 for a fabric of cycles (got {S})")
+    if tries < 1:
+        raise ValueError(f"'tries' must be at least 1 (got {tries})")
+    mixes = [(d, t, C - 2 * d - t) for d in range(C // 2 + 1) for t in range(C - 2 * d + 1)
+             if 3 * d + 2 * t + 3 * (C - 2 * d - t) == S - 1]
+    if not mixes:
+        raise ValueError(f"no tree of triangles, squares and diamonds has {S} switches and {C} cycles"
+                         f" (it needs 3 d + 2 t + 3 q = {S - 1} and 2 d + t + q = {C}; 3 C <= 2 S at least)")
+    rng = np.random.default_rng(seed)
+    for _ in range(tries):
+        fabric = _kim2007_draw(S, mixes[int(rng.integers(len(mixes)))], rng, width, speed)
+        if _kim2007_ok(kim2007_properties(fabric), C):
+            return fabric
+    raise ValueError(f"no fabric of {S} switches with {C} cycles, each switch on one or two of them, in {tries}"
+                     f" draws from seed {seed} (try another seed or more tries)")
+
+
+def _kim2007_draw(S: int, mix: tuple[int, int, int], rng: np.random.Generator, width: str, speed: str) -> FabricGraph:
+    """One draw of :func:`kim2007_paper`: a random tree of blocks, numbering and ports."""
+    d, t, q = mix
+    kinds = ["diamond"] * d + ["triangle"] * t + ["square"] * q
+    kinds = [kinds[int(k)] for k in rng.permutation(len(kinds))]
+    edges: list[tuple[int, int]] = []
+    free: list[int] = []  # vertices that lie on one cycle of their block and are not shared yet
+    count = 0
+    for n, kind in enumerate(kinds):
+        size, block_edges, single = _KIM_BLOCKS[kind]
+        ids = list(range(count, count + size))
+        if n:
+            joint = free.pop(int(rng.integers(len(free))))
+            own = single[int(rng.integers(len(single)))]
+            ids = [joint if v == own else count + v - (v > own) for v in range(size)]
+            free += [ids[v] for v in single if v != own]
+            count += size - 1
+        else:
+            free += [ids[v] for v in single]
+            count += size
+        edges += [(ids[a], ids[b]) for a, b in block_edges]
+    perm = rng.permutation(S)
+    edges = sorted((min(int(perm[a]), int(perm[b])), max(int(perm[a]), int(perm[b]))) for a, b in edges)
+    ports: list[list[int]] = [[] for _ in range(S)]
+    for x, y in edges:
+        ports[x].append(y)
+        ports[y].append(x)
+    port_of = {}
+    hosts = []
+    for s in range(S):
+        order = rng.permutation(5)  # ports 1..5: the switch links and the host, in random order
+        for k, peer in enumerate(ports[s]):
+            port_of[s, peer] = int(order[k]) + 1
+        hosts.append((f"h{s}_0", s, int(order[len(ports[s])]) + 1))
+    sw_links = [(x, port_of[x, y], y, port_of[y, x]) for x, y in edges]
+    return _build([f"sw{s}" for s in range(S)], sw_links, hosts, 5, width, speed)
 
 
 def _rewire(adj: list[set[int]], open_: list[int], d: int, rng: np.random.Generator) -> None:

@@ -132,6 +132,8 @@ class SwitchRx:
             return
         vl = p.vl
         if vl == VL15:
+            if port == BY_SLID:  # (Kim's multipath) the SLID's LSB picks the DLID's own entry or the paths
+                port, op, sl2vl = sl2vl.route(p)
             self._vl15(p, port, op, now)
             return
         if op is None:

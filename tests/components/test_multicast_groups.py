@@ -228,7 +228,7 @@ mcast = ["source-based", "shared"]
             ibfabric.Simulation(PAIR, overrides={"**.multicastOptions": "root=s0"})
 
     def test_dump_round_trip_of_sm_built_tables(self):
-        sim = ibfabric.Simulation("kim2007_15", overrides={
+        sim = ibfabric.Simulation("kim2007_15_29hosts", overrides={
             "**.multicastGroups": "v: h0_0 h3_1 h9_2 h14_0; a: h1_0 h10_2 senders=*; c: h5_0 h6_0 h8_1 h12_1"})
         mft = sim.tables.mft
         assert len(mft.mlids) == 4 + 29 + 4 and check_groups(mft) == []
@@ -239,7 +239,7 @@ mcast = ["source-based", "shared"]
 
     def test_determinism(self):
         over = {"**.multicastGroups": "v: h0_0 h3_1 h9_2 h14_0 senders=*"}
-        one, two = (ibfabric.Simulation("kim2007_15", overrides=over, seed=s).tables.mft for s in (1, 2))
+        one, two = (ibfabric.Simulation("kim2007_15_29hosts", overrides=over, seed=s).tables.mft for s in (1, 2))
         assert one == two and write_mfts(one) == write_mfts(two) and one.groups == two.groups
 
 

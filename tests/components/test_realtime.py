@@ -18,7 +18,7 @@ MIX = {"**.mtu": "1024B", "**.traffic": "uniform", "**.packetSize": "1050B", "**
 
 def mix(total=0.05, rt=0.7, until="60ms", **kw):
     ov = dict(MIX, **{"**.load": str(total * (1 - rt)), "**.realtimeLoad": str(total * rt)})
-    sim = Simulation("kim2007_15", overrides=ov, seed=kw.pop("seed", 1), warmup="10ms", **kw)
+    sim = Simulation("kim2007_15_29hosts", overrides=ov, seed=kw.pop("seed", 1), warmup="10ms", **kw)
     return sim, sim.run(until)
 
 
@@ -78,7 +78,7 @@ class TestStreams:
     def test_streams_spread_over_consecutive_sls(self):
         ov = dict(MIX, **{"**.traffic": "\"\"", "**.realtimeLoad": "0.035", "**.realtimeSLs": "3", "**.numVLs": "4",
                           "**.slPriority": '"1 2 3 0"'})
-        sim = Simulation("kim2007_15", overrides=ov, seed=1)
+        sim = Simulation("kim2007_15_29hosts", overrides=ov, seed=1)
         sim.run("20ms")
         log = sim.stats.arrays()
         rt = log["cls"] == 2
@@ -142,4 +142,4 @@ class TestErrors:
         ov = dict(MIX, **{"**.load": "0.01", "**.realtimeLoad": "0.02"})
         ov = {**over, **{k: v for k, v in ov.items() if k not in over}}
         with pytest.raises(ConfigError, match=message):
-            Simulation("kim2007_15", overrides=ov).run("1ns")
+            Simulation("kim2007_15_29hosts", overrides=ov).run("1ns")

@@ -25,7 +25,7 @@ MARGIN = 2e6  # ns: frames created this long before the end have been delivered 
 
 def run(engine="asynchronous", until="40ms", **kw):
     ov = dict(LOW, **{"**.replication": engine}, **kw.pop("overrides", {}))
-    sim = Simulation("kim2007_15", overrides=ov, seed=kw.pop("seed", 1), warmup="2ms", check=True, **kw)
+    sim = Simulation("kim2007_15_29hosts", overrides=ov, seed=kw.pop("seed", 1), warmup="2ms", check=True, **kw)
     return sim, sim.run(until)
 
 
@@ -53,7 +53,7 @@ class TestStreams:
 
     def test_unicast_streams_keep_their_destinations(self):
         def sources(share):
-            sim = Simulation("kim2007_15", overrides=dict(LOW, **{"**.realtimeMulticast": share}), seed=3)
+            sim = Simulation("kim2007_15_29hosts", overrides=dict(LOW, **{"**.realtimeMulticast": share}), seed=3)
             sim.run("1ns")
             return mpeg_sources(sim)
 
@@ -66,7 +66,7 @@ class TestStreams:
 
     @pytest.mark.parametrize("engine", ["asynchronous", "replicated-unicast"])
     def test_frames_keep_burst_last_and_protection(self, engine):
-        sim = Simulation("kim2007_15", overrides=dict(LOW, **{"**.replication": engine}), seed=1)
+        sim = Simulation("kim2007_15_29hosts", overrides=dict(LOW, **{"**.replication": engine}), seed=1)
         sim.run("1ns")
         checked = 0
         for src in mpeg_sources(sim)[:4]:
@@ -105,7 +105,7 @@ class TestStreams:
             x = groups[g.name]
             assert x["duplicates"] == 0 and x["complete"] == x["packets"] - sum(r[0] == gi for r in acc.pending.values())
         mc = np.isin(log["flow"], list(sim.realtime_multicast_flows))
-        assert mc.sum() == sum(x["member_deliveries"] for x in groups.values()) > 2000
+        assert mc.sum() == sum(x["member_deliveries"] for x in groups.values()) > 1000  # 1,416 with seed 1 (the module paths seed the streams)
         # in the delivery log: each frame's packets reach each member, as many to each, one of them last
         frames: dict[tuple[int, int], dict[int, list[int]]] = {}
         for f, m, d, last, c in zip(log["flow"][mc].tolist(), log["msg"][mc].tolist(), log["dst"][mc].tolist(),
@@ -192,4 +192,4 @@ class TestRuns:
     ])
     def test_clear_errors(self, over, message):
         with pytest.raises(ConfigError, match=message):
-            Simulation("kim2007_15", overrides=dict(LOW, **over)).run("1ns")
+            Simulation("kim2007_15_29hosts", overrides=dict(LOW, **over)).run("1ns")

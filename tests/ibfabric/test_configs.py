@@ -87,6 +87,25 @@ class TestShipped:
         s = fa.run("50us")
         assert s["conservation_ok"] and s["packets_delivered"] > 100
 
+    def test_kims_traffic_on_table1_vls(self):
+        # control on VL15 (section 4), real time on SLs = VLs 4-14 and best effort on SLs = VLs 0-3 (the reading
+        # of Fig. 10f's 11 real-time VLs), real time first at the HCAs, on the paper's switch
+        ov = configs.overrides("kim2007-traffic")
+        assert (ov["**.realtimeSL"], ov["**.realtimeSLs"], ov["**.sl"]) == ("4", "11", "0..3")
+        assert (ov["**.outputBufferSize"], ov["**.vlBufferSize"], ov["**.numVLs"]) == ("4200B", "4200B", "15")
+        sim = ibfabric.load("kim2007_15", optional_overrides=ov, overrides={"**.load": "0.03", "**.realtimeLoad": "0.07"},
+                            seed=1, check=True)
+        s = sim.run("2ms")
+        assert s["conservation_ok"]
+        for node in sim.ib_nodes:
+            tables = ([t for rx in node.rx.values() for t in rx.sl2vl_out if t is not None] if node.is_switch
+                      else [tx.sl2vl for tx in node.tx.values()])
+            assert tables and all(list(t[:15]) == list(range(15)) for t in tables)  # SL s on VL s
+        assert all(h.sl_order[:15] == [*range(4, 15), *range(4)] for h in sim.hosts)
+        log = sim.stats.arrays()
+        by_class = {c: set(log["sl"][log["cls"] == c].tolist()) for c in (0, 2)}
+        assert by_class == {0: {0, 1, 2, 3}, 2: set(range(4, 15))}  # best effort, real time: every VL of its share
+
     def test_the_papers_values(self):
         kim = configs.overrides("kim2007")
         assert (kim["**.dataRate"], kim["**.numVLs"], kim["**.vlBufferSize"], kim["**.outputBufferSize"],

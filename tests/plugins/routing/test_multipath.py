@@ -60,13 +60,13 @@ def test_entry_base_is_the_default_route():
 
 
 def test_kims_15_switch_network_needs_a_reduction():
-    g = load_fabric("topologies/kim2007_15.ned").with_lids(lmc=7)
+    g = load_fabric("topologies/kim2007_15_29hosts.ned").with_lids(lmc=7)
     t = multipath.compute(g, {})
     assert (t.info["cycles_found"], t.info["bits"], t.info["dropped_cycles"]) == (9, 6, 3)
     with pytest.raises(ConfigError, match=r"option 'bits': must be 0..6"):
         multipath.compute(g, {"bits": "9"})
     with pytest.raises(ConfigError, match=r"6 path bits need LMC >= 7"):
-        multipath.compute(load_fabric("topologies/kim2007_15.ned").with_lids(lmc=3), {})
+        multipath.compute(load_fabric("topologies/kim2007_15_29hosts.ned").with_lids(lmc=3), {})
 
 
 MP = {"**.routing": "multipath", "**.sm.lmc": "7", "**.optionBits": "7", "**.optionsWhen": '"slid"',
@@ -78,11 +78,24 @@ MP = {"**.routing": "multipath", "**.sm.lmc": "7", "**.optionBits": "7", "**.opt
                                            ("random", ("0", "1")), ("max-credit", ("1", "0"))])
 def test_adaptive_and_source_routed_packets_run_with_audits(selector, mix):
     ov = dict(MP, **{"**.pathSelector": f'"{selector}"', "**.adaptive": mix[0], "**.randomPath": mix[1]})
-    sim = Simulation("kim2007_15", overrides=ov, seed=2, warmup="0us", check=True)
+    sim = Simulation("kim2007_15_29hosts", overrides=ov, seed=2, warmup="0us", check=True)
     s = sim.run("60us")
     assert s["conservation_ok"] and s["packets_delivered"] > 50
     log = sim.stats.arrays()
     assert log["hops"].max() <= 16  # a simple path of at most 15 switches
+
+
+@pytest.mark.parametrize("switch", [{}, {"**.outputBufferSize": "4200B", "**.vlBufferSize": "4200B"}])
+def test_control_packets_on_vl15_follow_the_default_route(switch):
+    # a LID-routed VL15 packet (Kim's control traffic) meets the entry whose options the SLID asks for: its
+    # SLID's LSB is 0, so it takes the DLID's own entry (it was dropped as "no-route" before issue 32)
+    ov = dict(MP, **{"**.load": "0.05", "**.controlInterval": "100us", "**.adaptive": "0.5", "**.randomPath": "0.5"},
+              **switch)
+    sim = Simulation("kim2007_15", overrides=ov, seed=1, warmup="0us", check=True)
+    s = sim.run("1ms")
+    assert s["conservation_ok"] and s["packets_dropped"] == 0
+    # every host sends one every 100 us from a random phase: 9 or 10 each in 1 ms, less those still on the way
+    assert 15 * 9 - 5 <= s["by_class"]["control"]["packets"] <= 15 * 10
 
 
 def test_registered_with_a_description():

@@ -15,7 +15,7 @@ from ibfabric.plugins import PluginSet
 from ibfabric.plugins.routing import updn, updn_tree
 from ibfabric.topologies import load_fabric
 
-KIM15 = Path(__file__).parents[3] / "topologies" / "kim2007_15.ned"
+KIM15 = Path(__file__).parents[3] / "topologies" / "kim2007_15_29hosts.ned"
 
 
 def fig4() -> FabricGraph:
