@@ -35,7 +35,7 @@ arrival mode.
 
     python experiments/omnetpp_ib.py                  # everything: about 20 minutes on one core
     python experiments/omnetpp_ib.py --only main       # the comparison alone (50 runs)
-    python experiments/omnetpp_ib.py --quick           # a smoke test: 2 loads, 1 seed, 50 us, to --out
+    python experiments/omnetpp_ib.py --quick           # a smoke test: 2 loads, 1 seed, 50 us (saved only with --out)
     python experiments/omnetpp_ib.py --report          # the tables of experiments/results/omnetpp_ib.json
 
 Finished runs are kept in the results file and not run again (``--fresh``
@@ -382,14 +382,17 @@ def report(res: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=RESULTS, help="results file (default experiments/results/omnetpp_ib.json)")
+    ap.add_argument("--out", type=Path, help="results file (default experiments/results/omnetpp_ib.json; "
+                    "with --quick, none unless given)")
     ap.add_argument("--only", choices=("main", "variants"), help="run only this part")
     ap.add_argument("--quick", action="store_true", help="a smoke test: loads 0.1 and 0.9, one seed, 50 us")
     ap.add_argument("--fresh", action="store_true", help="run everything again (do not reuse the results file's runs)")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
     args = ap.parse_args(argv)
+    if args.out is None and not args.quick:
+        args.out = RESULTS
     res: dict[str, Any] = {"runs": {}}
-    if args.out.exists() and not args.fresh:
+    if args.out is not None and args.out.exists() and not args.fresh:
         try:
             res = json.loads(args.out.read_text())
         except ValueError as exc:
@@ -411,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{i}/{len(todo)}] {v} load {r['load']} {r['window']} rep {r['repetition']}: latency "
               f"{r['latency']['mean']:.0f}/{r['latency']['p99']:.0f}, network {r['network']['mean']:.0f}/"
               f"{r['network']['p99']:.0f} ns ({r['wall_s']:.1f} s)", file=sys.stderr)
-        write_atomic(args.out, to_json(res, indent=1) + "\n")  # after every run: a stopped run resumes
+        if args.out is not None:
+            write_atomic(args.out, to_json(res, indent=1) + "\n")  # after every run: a stopped run resumes
     print(report(res))
     return 0
 
