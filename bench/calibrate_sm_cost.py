@@ -1,4 +1,4 @@
-"""Calibrate the subnet manager's computation-time model (``components/sm_cost.py``).
+"""Calibrate the subnet manager's computation-time model (``components/sm/cost.py``).
 
 ``python -m bench.calibrate_sm_cost`` routes the shipped irregular fabrics
 and random irregular fabrics of 8, 16, 24, 32, 48 and 64 four-port switches
@@ -16,7 +16,7 @@ time (``time.process_time``, best of ``--repeat``) and its work
 It prints one JSON line per (engine, fabric), then the coefficients, the
 spread of ``cpu / (work * step)`` and how often each model orders two
 engines on one fabric as their measured CPU times do.  Copy the printed
-``STEP_NS`` / ``STEP_NS_BY_ENGINE`` into ``components/sm_cost.py`` and the
+``STEP_NS`` / ``STEP_NS_BY_ENGINE`` into ``components/sm/cost.py`` and the
 table into ``docs/routing.md`` when recalibrating.
 """
 

@@ -215,7 +215,7 @@ def make_case(k: int, seed: int, workdir: Path) -> dict:
 
 def _write_mfts(path: Path) -> None:
     """Multicast tables of irregular16 (groups on shared trees) for the mfts cases to mutate."""
-    from ibfabric.components.mfts import MulticastTables, shared_tree, write_mfts
+    from ibfabric.components.routing.mfts import MulticastTables, shared_tree, write_mfts
     from ibfabric.topologies import load_fabric
 
     g = load_fabric(NED[1]).with_lids()

@@ -30,7 +30,7 @@ import time
 import attrs
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
+from ibfabric.components.routing.fabric import FabricGraph
 from ibfabric.plugins import PluginSet
 from ibfabric.topologies.generators import fat_tree, irregular
 

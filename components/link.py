@@ -15,7 +15,7 @@ from ibfabric.errors import ConfigError
 from ibfabric.kernel import Channel, Message
 
 from .rates import check_link, link_rate, signalling_rate
-from .validate import negative_problem
+from .routing.validate import negative_problem
 
 __all__ = ["Link", "shared"]
 

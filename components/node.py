@@ -7,7 +7,7 @@ from ibfabric.kernel import Module
 
 from .link import Link
 from .packet import CREDIT_BYTES
-from .validate import lid_problem, lmc_problem, ports_problem
+from .routing.validate import lid_problem, lmc_problem, ports_problem
 
 __all__ = ["IBNode", "parse_sl2vl", "parse_options", "parse_vlarb"]
 
@@ -67,7 +67,7 @@ class IBNode(Module):
                 raise ConfigError(f"{where}{g.path}: an InfiniBand port must be connected through a Link channel")
             self.links[g.index] = (peer, g.peer.index, g.channel)
         lid, lmc = self.params["lid"], self.params["lmc"]
-        problem = lmc_problem(lmc) or lid_problem(lid, lmc=lmc)  # the rules every input meets (components.validate)
+        problem = lmc_problem(lmc) or lid_problem(lid, lmc=lmc)  # the rules every input meets (routing.validate)
         if problem:
             raise ConfigError(f"{self.path}: {problem}")
         self.lid, self.lmc = int(lid), int(lmc)

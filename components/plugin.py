@@ -11,7 +11,7 @@ from ibfabric.plugins.manager import hookimpl
 
 from .hca import HCA
 from .link import Link
-from .subnet_manager import SubnetManager
+from .sm.subnet_manager import SubnetManager
 from .switch import Switch
 
 

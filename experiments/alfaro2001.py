@@ -137,7 +137,7 @@ def _table_use(adm) -> dict[str, Any]:
 
 def traffic_job(cfg: dict[str, Any], name: str, size: int, n: int, kind: str, quick: bool) -> dict[str, Any]:
     """Establish *n* connections, run their CBR traffic and measure (Fig. 4 point, or a delay run)."""
-    from ibfabric.components.cbr import QosNetwork
+    from ibfabric.components.qos.cbr import QosNetwork
 
     t = times(cfg, size, quick)
     window = t["delay_window"] if kind == "delay" else t["fig4_window"]

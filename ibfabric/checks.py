@@ -169,7 +169,7 @@ def _check_routes(sim: Simulation) -> None:
     tables = sim.tables
     if tables is None:
         return
-    from ibfabric.components.routecheck import cdg_cycle, describe_channel, route_walk
+    from ibfabric.components.routing.routecheck import cdg_cycle, describe_channel, route_walk
 
     fabric = tables.fabric
     ne = len(fabric.ep_lid)

@@ -383,7 +383,7 @@ def packets_of_frame(size: int, mtu: int = 1024, header: int = 26, pad: bool = T
     Kim et al. send fixed-size packets, "the MTU and the header" (§4), so by
     default the last payload is padded to a full MTU; ``pad=False`` sends
     only the bytes left, as the HCA's own segmentation does
-    (:class:`ibfabric.components.hca.TrafficSource`).
+    (:class:`ibfabric.components.hca.sources.TrafficSource`).
 
     >>> packets_of_frame(2500).tolist()
     [1050, 1050, 1050]

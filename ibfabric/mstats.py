@@ -28,7 +28,7 @@ class MulticastStats:
         self.sim = sim
         self.groups = tuple(groups)
         self.source_copies = source_copies
-        #: per group, the SLs its packets use (a bandwidth policy's, :mod:`ibfabric.components.mcastbw`);
+        #: per group, the SLs its packets use (a bandwidth policy's, :mod:`ibfabric.components.qos.mcastbw`);
         #: empty: the sender's SL
         self.sls: list[list[int]] = [[] for _ in self.groups]
         self.by_mlid = {mlid: i for i, g in enumerate(self.groups) for mlid in g.mlids}

@@ -126,10 +126,9 @@ def _smallest(pairs) -> dict[str, float]:
 
 
 def _did_you_mean(name: str, valid) -> str:
-    import difflib
+    from ibfabric.errors import did_you_mean
 
-    close = difflib.get_close_matches(name, list(valid), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    return did_you_mean(name, valid)
 
 
 def _is_number(v: Any) -> bool:

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ibfabric.components.cbr import QosNetwork
     from ibfabric.components.qos import Connection
+    from ibfabric.components.qos.cbr import QosNetwork
 
 __all__ = ["DELAY_FRACTIONS", "DELAY_LABELS", "JITTER_LABELS", "ConnectionStats", "connection_stats", "qos_metrics", "qos_summary",
            "utilisation"]

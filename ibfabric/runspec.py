@@ -49,7 +49,7 @@ class RunSpec:
     time, warmup : str
         Simulated time and start of the measurement window.
     seed : int
-        :func:`~ibfabric.experiment.derive_seed` of the base seed and *repetition*.
+        :func:`~ibfabric.iterations.derive_seed` of the base seed and *repetition*.
     repetition : int
     vars : tuple
         ``((name, value), ...)``: the iteration variables, in file order.

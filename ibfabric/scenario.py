@@ -544,8 +544,7 @@ def retarget(hca, now: float, load: float | None, pattern: str | None, options: 
     real-time sources stay).  Its generator carries on, so the run stays deterministic."""
     import numpy as np
 
-    from ibfabric.components.cbr import MergedSource
-    from ibfabric.components.hca import SplitSource, TrafficSource
+    from ibfabric.components.hca.sources import MergedSource, SplitSource, TrafficSource
 
     if hca.first_port is None:
         return

@@ -166,8 +166,8 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self._patterns: dict[tuple[str, str], Any] = {}
         self._msg_ids = 0
         self.deadlock: DeadlockError | None = None
-        self.qos = None  # the QosNetwork of a QoS run (ibfabric.components.cbr)
-        self.realtime_deadlines = None  # DMP/DMT of MPEG-2 streams (ibfabric.components.realtime)
+        self.qos = None  # the QosNetwork of a QoS run (ibfabric.components.qos.cbr)
+        self.realtime_deadlines = None  # DMP/DMT of MPEG-2 streams (ibfabric.components.hca.realtime)
         self.realtime_multicast_flows: set[int] = set()  # flows of the MPEG-2 streams sent to a group
         self.multicast = None  # per-group accounting when multicast groups are declared (ibfabric.mstats)
         self.wall = 0.0

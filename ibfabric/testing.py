@@ -19,7 +19,7 @@ fixtures without a ``conftest.py``::
 Fixtures
 --------
 ``fabric_chain``, ``fabric_star``, ``fabric_irregular16``, ``fabric_fat_tree``
-    Small :class:`~ibfabric.components.fabric.FabricGraph` objects with every
+    Small :class:`~ibfabric.components.routing.fabric.FabricGraph` objects with every
     LID assigned (:func:`small_fabric_graph`).
 ``small_fabric``
     Each of the four in turn (a parametrized fixture: a test using it runs
@@ -33,7 +33,7 @@ Fixtures
 ``table_walker``
     A :class:`TableWalker`: follow forwarding tables hop by hop
     (:func:`trace_route`) and check reachability, loops and deadlock
-    freedom (:func:`~ibfabric.components.routecheck.check_routes`).
+    freedom (:func:`~ibfabric.components.routing.routecheck.check_routes`).
 
 The functions behind the fixtures are importable too
 (``from ibfabric.testing import trace_route``).  Nothing heavy is imported
@@ -50,9 +50,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ibfabric.components.fabric import FabricGraph
-    from ibfabric.components.routecheck import RouteReport
-    from ibfabric.components.tables import ForwardingTables
+    from ibfabric.components.routing.fabric import FabricGraph
+    from ibfabric.components.routing.routecheck import RouteReport
+    from ibfabric.components.routing.tables import ForwardingTables
     from ibfabric.simulation import Simulation
 
 __all__ = [
@@ -299,14 +299,14 @@ def trace_route(tables: ForwardingTables, src: int, dst: int) -> list[tuple[int,
     Examples
     --------
     >>> import numpy as np
-    >>> from ibfabric.components.tables import NO_PORT, ForwardingTables
+    >>> from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
     >>> g = small_fabric_graph("star")      # sw (LID 2) and h[0..3] (LIDs 1, 3, 4, 5)
     >>> lft = np.full((1, g.max_lid + 1), NO_PORT, dtype=np.uint8)
     >>> lft[0, [1, 2, 3, 4, 5]] = [1, 0, 2, 3, 4]
     >>> trace_route(ForwardingTables(g, lft), g.endpoint_of(1), g.endpoint_of(2))
     [(0, 2)]
     """
-    from ibfabric.components.tables import NO_PORT
+    from ibfabric.components.routing.tables import NO_PORT
 
     g = tables.fabric
     dlid = tables.dlid(src, dst)
@@ -339,7 +339,7 @@ def assert_delivers(tables: ForwardingTables) -> RouteReport:
 
     Every (source, destination) pair of endpoints (switches' port 0 and CA
     ports) is walked through the tables at once
-    (:func:`~ibfabric.components.routecheck.check_routes`).
+    (:func:`~ibfabric.components.routing.routecheck.check_routes`).
 
     Returns
     -------
@@ -352,7 +352,7 @@ def assert_delivers(tables: ForwardingTables) -> RouteReport:
         If a pair is not delivered or loops; the message is the report's
         summary, naming an example pair.
     """
-    from ibfabric.components.routecheck import check_routes
+    from ibfabric.components.routing.routecheck import check_routes
 
     report = check_routes(tables)
     assert len(report.unreachable) == 0, report.summary(tables.fabric)
@@ -372,7 +372,7 @@ def assert_deadlock_free(tables: ForwardingTables) -> RouteReport:
         If a pair is not delivered or loops, or the CDG has a cycle (the
         message names its channels).
     """
-    from ibfabric.components.routecheck import check_routes
+    from ibfabric.components.routing.routecheck import check_routes
 
     vl, num_vls = tables.vl_function()
     report = check_routes(tables, vl=vl, num_vls=num_vls)

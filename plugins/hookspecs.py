@@ -67,9 +67,9 @@ def ibfabric_register_routing_engines(register: Callable[..., None]) -> None:
     ----------
     register : callable
         ``register(name, compute, description='')``. ``compute(fabric, options, rng)`` receives
-        a :class:`ibfabric.components.fabric.FabricGraph`, a dict of string options (from the
+        a :class:`ibfabric.components.routing.fabric.FabricGraph`, a dict of string options (from the
         subnet manager's ``routingOptions``) and a ``numpy.random.Generator``, and returns
-        :class:`ibfabric.components.tables.ForwardingTables`.
+        :class:`ibfabric.components.routing.tables.ForwardingTables`.
 
     Returns
     -------
@@ -89,12 +89,12 @@ def ibfabric_register_multicast_routing(register: Callable[..., None]) -> None:
     ----------
     register : callable
         ``register(name, compute, description='')``. ``compute(tables, groups, options, rng)``
-        receives the unicast :class:`ibfabric.components.tables.ForwardingTables`, a tuple of
-        :class:`ibfabric.components.mgroups.MulticastGroup` (members, senders, MLID if
+        receives the unicast :class:`ibfabric.components.routing.tables.ForwardingTables`, a tuple of
+        :class:`ibfabric.components.routing.mgroups.MulticastGroup` (members, senders, MLID if
         declared), a dict of string options (the subnet manager's ``multicastOptions``) and a
-        ``numpy.random.Generator``; it returns :class:`ibfabric.components.mfts.MulticastTables`
+        ``numpy.random.Generator``; it returns :class:`ibfabric.components.routing.mfts.MulticastTables`
         whose ``groups`` are the same groups with their MLIDs assigned
-        (:func:`ibfabric.components.mgroups.assign_mlids`).
+        (:func:`ibfabric.components.routing.mgroups.assign_mlids`).
 
     Returns
     -------
@@ -208,7 +208,7 @@ def ibfabric_register_traffic_patterns(register: Callable[..., None]) -> None:
 def ibfabric_register_arbitration_policies(register: Callable[..., None]) -> None:
     """Register arbitration policies, which fill the VLArbitrationTables of output ports as connections are admitted.
 
-    Used by QoS runs (:class:`ibfabric.components.cbr.QosNetwork`): when a
+    Used by QoS runs (:class:`ibfabric.components.qos.cbr.QosNetwork`): when a
     connection with a bandwidth requirement is requested, every output port
     on its path asks its policy's table state whether it fits; it is
     established only if all agree, and the tables they compute are installed

@@ -177,7 +177,7 @@ def host_index(name: str, host_names, what: str) -> int:
     Raises
     ------
     ConfigError
-        ``<what>: no host named 'h44' (did you mean 'h4'?)...``, or a name that
+        ``<what>: no host named 'h44'; did you mean 'h4'?...``, or a name that
         fits several hosts, or no host names given.
 
     Examples
@@ -187,9 +187,9 @@ def host_index(name: str, host_names, what: str) -> int:
     >>> host_index("alpah", ["net.alpha", "net.beta"], "hot-spot 'node'")
     Traceback (most recent call last):
     ...
-    ibfabric.errors.ConfigError: hot-spot 'node': no host named 'alpah' (did you mean 'alpha'?); hosts are the channel adapters with a connected port: alpha, beta
+    ibfabric.errors.ConfigError: hot-spot 'node': no host named 'alpah'; did you mean 'alpha'?; hosts are the channel adapters with a connected port: alpha, beta
     """
-    import difflib
+    from ibfabric.errors import did_you_mean
 
     if host_names is None:
         raise ConfigError(f"{what} names a host, but the pattern was built without the host names: give the"
@@ -205,8 +205,7 @@ def host_index(name: str, host_names, what: str) -> int:
         shown = ", ".join(short[i] for i in hits[:3])
         raise ConfigError(f"{what}: '{name}' names {len(hits)} hosts ({shown}{', ...' if len(hits) > 3 else ''});"
                           " give its path")
-    close = difflib.get_close_matches(name, short, n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    hint = did_you_mean(name, short)
     listed = ", ".join(short[:5]) + (f", ... ({len(short)} hosts)" if len(short) > 5 else "")
     raise ConfigError(f"{what}: no host named '{name}'{hint}; hosts are the channel adapters with a connected port:"
                       f" {listed}")

@@ -133,7 +133,7 @@ def dynamic_sm():
 
 
 def qos():
-    from ibfabric.components.cbr import QosNetwork
+    from ibfabric.components.qos.cbr import QosNetwork
 
     sim = ibfabric.load("irregular16", seed=1, warmup="20us",
                         overrides={"**.numVLs": "10", "**.dataRate": "2.5Gbps", "**.mtu": "256B"})

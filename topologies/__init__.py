@@ -83,7 +83,7 @@ def _load(source, *, network=None, library=None, overrides=None, limits=None, na
     path, text = _resolve(source)
     filename = "<string>"
     if path is not None:
-        from ibfabric.components.validate import read_text
+        from ibfabric.components.routing.validate import read_text
 
         text = read_text(path)
         filename = str(source)
@@ -130,11 +130,11 @@ def _from_dump(text: str, filename: str, names: str = "desc", **kw):
 
 
 def check_network(net):
-    """The checked :class:`~ibfabric.components.fabric.FabricGraph` of an elaborated network, or None
+    """The checked :class:`~ibfabric.components.routing.fabric.FabricGraph` of an elaborated network, or None
     if it has no switches or channel adapters.
 
     This is where every command and the Python API meet the subnet checks of
-    :mod:`ibfabric.components.validate`: :func:`load_network` calls it, so
+    :mod:`ibfabric.components.routing.validate`: :func:`load_network` calls it, so
     ``topo show``, ``topo convert``, ``routes``, ``run``, :func:`ibfabric.load`
     and :func:`load_fabric` stop at the same first error, before building
     anything.
@@ -144,7 +144,7 @@ def check_network(net):
     TopologyError, ConfigError
         ``file:line:col: ...`` at the node or connection that is wrong.
     """
-    from ibfabric.components.fabric import FabricGraph
+    from ibfabric.components.routing.fabric import FabricGraph
 
     ib = ("ibfabric.components.Switch", "ibfabric.components.HCA")
     if not any(m.type_name in ib for m in net.simple_modules()):
@@ -179,14 +179,14 @@ def load_network(source, *, network: str | None = None, library=None, overrides=
 
 
 def load_fabric(source, **kw):
-    """The :class:`~ibfabric.components.fabric.FabricGraph` of a topology, with LIDs as the topology gives them.
+    """The :class:`~ibfabric.components.routing.fabric.FabricGraph` of a topology, with LIDs as the topology gives them.
 
     Call ``.with_lids()`` on the result to assign the missing ones as a
     subnet manager would.  Raises as :func:`load_network` does.
     """
     net, fabric = _load(source, **kw)
     if fabric is None:  # IB nodes of plugin types only: nodes are the modules with port gates
-        from ibfabric.components.fabric import FabricGraph
+        from ibfabric.components.routing.fabric import FabricGraph
 
         fabric = FabricGraph.from_network(net)
     if not len(fabric.nodes):

@@ -1,6 +1,6 @@
 """Topology generators: random irregular fabrics, k-ary n-trees, meshes, tori and hypercubes.
 
-Every generator returns a :class:`~ibfabric.components.fabric.FabricGraph`
+Every generator returns a :class:`~ibfabric.components.routing.fabric.FabricGraph`
 (LIDs unassigned unless stated); :func:`to_ned` writes any fabric as a
 ``.ned`` network in the syntax of ``bermudez2006_fig1.ned`` and
 :func:`to_ibsim` as an ibsim/ibnetdiscover-style net file::
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
 
 __all__ = [
     "irregular",

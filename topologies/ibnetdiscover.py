@@ -25,7 +25,7 @@ A port line without a link speed (``4xQDR``) is taken as 4x QDR.
 
 Every error is a :class:`~ibfabric.errors.TopologyError` at the dump's own
 ``file:line:col``, whether the line does not parse or the subnet it
-describes is invalid (:mod:`ibfabric.components.validate`: LIDs 1..0xBFFF
+describes is invalid (:mod:`ibfabric.components.routing.validate`: LIDs 1..0xBFFF
 and unique, LMC 0..7, 64-bit unique non-zero GUIDs, no node cabled to
 itself, known widths and speeds).  :func:`dump_fabric` checks a parsed dump;
 :func:`ibnetdiscover_to_ned` does it before writing anything.
@@ -38,8 +38,8 @@ from pathlib import Path
 
 import attrs
 
-from ibfabric.components import validate
 from ibfabric.components.rates import LANE_SIGNALLING, WIDTHS
+from ibfabric.components.routing import validate
 from ibfabric.errors import ConfigError, TopologyError
 from ibfabric.topologies import DUMP_SUFFIXES  # (kept there: detect_format reads it without this module)
 
@@ -280,14 +280,14 @@ def parse_ibnetdiscover(text: str, filename: str = "<ibnetdiscover>"):
 
 
 def dump_fabric(nodes: list[IBNetNode], links: list[IBNetLink], filename: str = "<ibnetdiscover>"):
-    """The :class:`~ibfabric.components.fabric.FabricGraph` of a parsed dump, checked as every fabric is.
+    """The :class:`~ibfabric.components.routing.fabric.FabricGraph` of a parsed dump, checked as every fabric is.
 
     Node names are ``ident "desc"``; nodes and links carry the dump's
     ``file:line:col``, so a duplicate LID or GUID, a node cabled to itself or
     a port a node does not have is reported where the dump says it.
     """
-    from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
     from ibfabric.components.rates import link_rate
+    from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
 
     index = {n.ident: i for i, n in enumerate(nodes)}
     specs = [

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from ..packet import VL15
 from ..switch.inbuf import Vl15Buffer
 from ..portstate import NODE_DOWN, PortState
-from ..tables import NO_PORT
+from ..routing.tables import NO_PORT
 from .smp import (GET_RESP, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PERMISSIVE_LID, PORT_INFO, RFT, SET, SWITCH_INFO,
                   TRAP, TRAP_REPRESS, Smp, smp_packet)
 

@@ -18,7 +18,7 @@ An **assimilation** (one per detected change, and the initial one with
 2. *computation*: the discovered fabric (LIDs kept, missing ones assigned
    as the static SM does: :meth:`FabricGraph.with_lids`) is routed by the
    routing plugin, and the SM waits the computation time of
-   :mod:`ibfabric.components.sm_cost` (``smComputeTime``);
+   :mod:`ibfabric.components.sm.cost` (``smComputeTime``);
 3. *distribution*: SubnSet(PortInfo) with the LID of every port whose LID
    changed, SubnSet(LinearForwardingTable) of every 64-entry block that
    differs from what the switch holds (all blocks of a switch never
@@ -35,7 +35,7 @@ comes up) and, with ``sweepInterval > 0``, by light sweeps: SubnGet(PortInfo)
 of every switch port known, compared with what the last assimilation left.
 
 The timeline of each assimilation is :attr:`DynamicSM.assimilations`
-(``summary["assimilations"]``) and is emitted on the SM module's signals
+(``summary["assimilations"]``, :mod:`~ibfabric.components.sm.report`) and is emitted on the SM module's signals
 ``smDetected``, ``smExplored``, ``smComputed``, ``smDistributed``,
 ``smActive``, ``smPhase2Computed``, ``smPhase2Distributed`` (value: ns since
 the change, or since detection when the change time is unknown).
@@ -52,11 +52,12 @@ import numpy as np
 
 from ibfabric.errors import ConfigError, PluginError
 
-from ..fabric import FabricGraph, Link
 from ..node import parse_options
 from ..portstate import PortState
-from ..tables import NO_PORT, ForwardingTables
+from ..routing.fabric import FabricGraph, Link
+from ..routing.tables import NO_PORT, ForwardingTables
 from .agent import HcaAgent, SwitchAgent
+from .report import summary_section
 from .smp import (GET, LFT, LFT_BLOCK, NODE_INFO, NOTICE, PORT_INFO, RFT, RFT_BLOCK, SET, SWITCH_INFO, TRAP_REPRESS,
                   Smp, SmpPacket)
 
@@ -82,7 +83,7 @@ class _Request:
 
 def attach(module, tables: ForwardingTables, declared: FabricGraph) -> "DynamicSM":
     """Give the subnet manager *module* its dynamic part (called by
-    :class:`~ibfabric.components.subnet_manager.SubnetManager` at the end of its init stage)."""
+    :class:`~ibfabric.components.sm.subnet_manager.SubnetManager` at the end of its init stage)."""
     return DynamicSM(module, tables, declared)
 
 
@@ -160,7 +161,7 @@ class DynamicSM:
         self._attach_agents(fabric, declared)
         self._listen_drops()
         sim.dynamic_sm = self
-        sim.add_summary_section("subnet_manager", self.summary_section)
+        sim.add_summary_section("subnet_manager", lambda: summary_section(self))
         # what the SM knows: directed routes and port states (after an assimilation, or from the static setup)
         self.paths, self.known = self._static_knowledge(fabric)
         if self.initial == "smp":
@@ -495,7 +496,7 @@ class DynamicSM:
         sim.call_at(now + t1, self._computed, idx, tables, first, t2)
 
     def _cost(self, tables, cpu: float, phase: str | None) -> int:
-        from ..sm_cost import compute_time_ns
+        from .cost import compute_time_ns
 
         if self.model == "measured":
             if phase is None:
@@ -521,7 +522,7 @@ class DynamicSM:
         now = self.sim.now
         rec = self.rec
         rec["active_ns"] = now
-        rec["discarded_until_active"] = self._discarded(rec)
+        rec["discarded_until_active"] = self.discarded(rec)
         self._emit("smActive", now)
         if "provisional" in tables.info:
             rec["phase2"] = {"engine": str(tables.info.get("final_engine", "final")), "started_ns": now,
@@ -549,7 +550,7 @@ class DynamicSM:
         rec = self.rec
         rec["smps"] = self.smps_sent - rec.pop("_smps0")
         rec["unreachable"] = self.unreachable - rec.pop("_unreach0")
-        rec["discarded"] = self._discarded(rec)
+        rec["discarded"] = self.discarded(rec)
         del rec["_drops0"]
         self.drops_base = dict(self.sim.stats.dropped)
         self.tables = tables
@@ -572,8 +573,8 @@ class DynamicSM:
         if news:
             self.assimilate(news[0].get("trigger", "trap"), min(d["at"] for d in news))
 
-    def _discarded(self, rec: dict) -> dict[str, int]:
-        """Data packets discarded since the change, by reason (SMPs lost are not in it)."""
+    def discarded(self, rec: dict) -> dict[str, int]:
+        """Data packets discarded since the change of assimilation *rec*, by reason (SMPs lost are not in it)."""
         now, before = self.sim.stats.dropped, rec["_drops0"]
         return {k: n - before.get(k, 0) for k, n in sorted(now.items()) if k != SMP_LOST and n - before.get(k, 0)}
 
@@ -681,41 +682,6 @@ class DynamicSM:
         if not self.pending and not self.outstanding:
             self.on_idle = None
             then()
-
-    # ------------------------------------------------------------ results
-
-    def summary_section(self) -> dict[str, Any]:
-        """The summary's ``assimilations`` and ``subnet_manager``, and a warning if the run ended while the
-        SM was still recovering."""
-        from .report import unfinished_warning
-
-        out = self.summary()
-        recovering = unfinished_warning(out, self.sim.now, self.compute_end, self.compute_after)
-        if recovering:
-            self.sim.warn(recovering)
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        """``summary["assimilations"]`` and ``summary["subnet_manager"]``."""
-        out = []
-        for rec in self.assimilations:
-            r = {k: v for k, v in rec.items() if not k.startswith("_")}
-            if "_smps0" in rec:  # still running
-                r["smps"] = self.smps_sent - rec["_smps0"]
-                r["discarded"] = self._discarded(rec)
-            if r["active_ns"] is None or (r["phase2"] is not None and r["phase2"]["distributed_ns"] is None):
-                r["status"] = "deadlock" if self.sim.deadlock is not None else "in progress"
-            else:
-                r["status"] = "done"
-            out.append(r)
-        return {
-            "assimilations": out,
-            "subnet_manager": {
-                "node": self.host.path, "initial_sweep": self.initial, "smps_sent": self.smps_sent,
-                "smp_retries": self.retries, "unreachable": self.unreachable, "traps": self.traps,
-                "smps_lost_by_reason": dict(sorted(self.lost.items())),
-            },
-        }
 
 
 def _padded(row, width: int | None = None) -> np.ndarray:

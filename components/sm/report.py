@@ -1,17 +1,54 @@
-"""The assimilation timeline as text (what ``ibfabric run`` prints after the scenario log), and the
-warning of a run that ends while an assimilation is under way."""
+"""What the dynamic subnet manager reports: its summary sections (``summary["assimilations"]``,
+``summary["subnet_manager"]``), the assimilation timeline as text (what ``ibfabric run`` prints after
+the scenario log), and the warning of a run that ends while an assimilation is under way."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ibfabric.wording import counted
 
-__all__ = ["timeline_lines", "unfinished_warning"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .manager import DynamicSM
+
+__all__ = ["summary", "summary_section", "timeline_lines", "unfinished_warning"]
 
 _STEPS = (("detected_ns", "detected"), ("started_ns", "exploration started"), ("explored_ns", "explored"),
           ("computed_ns", "computed"),
           ("distributed_ns", "distributed"), ("active_ns", "ports active"))
+
+
+def summary_section(sm: DynamicSM) -> dict[str, Any]:
+    """The summary's ``assimilations`` and ``subnet_manager`` of *sm*, and a warning if the run ended while
+    the SM was still recovering (the SM's summary section)."""
+    out = summary(sm)
+    recovering = unfinished_warning(out, sm.sim.now, sm.compute_end, sm.compute_after)
+    if recovering:
+        sm.sim.warn(recovering)
+    return out
+
+
+def summary(sm: DynamicSM) -> dict[str, Any]:
+    """``summary["assimilations"]`` and ``summary["subnet_manager"]`` of *sm*."""
+    out = []
+    for rec in sm.assimilations:
+        r = {k: v for k, v in rec.items() if not k.startswith("_")}
+        if "_smps0" in rec:  # still running
+            r["smps"] = sm.smps_sent - rec["_smps0"]
+            r["discarded"] = sm.discarded(rec)
+        if r["active_ns"] is None or (r["phase2"] is not None and r["phase2"]["distributed_ns"] is None):
+            r["status"] = "deadlock" if sm.sim.deadlock is not None else "in progress"
+        else:
+            r["status"] = "done"
+        out.append(r)
+    return {
+        "assimilations": out,
+        "subnet_manager": {
+            "node": sm.host.path, "initial_sweep": sm.initial, "smps_sent": sm.smps_sent,
+            "smp_retries": sm.retries, "unreachable": sm.unreachable, "traps": sm.traps,
+            "smps_lost_by_reason": dict(sorted(sm.lost.items())),
+        },
+    }
 
 
 def _us(t) -> str:

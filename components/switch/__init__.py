@@ -56,7 +56,7 @@ from ibfabric.errors import ConfigError
 from ..link import shared
 from ..node import STAGE_LOCAL, STAGE_WIRE, IBNode, parse_options
 from ..packet import CREDIT_BYTES
-from ..tables import NO_PORT
+from ..routing.tables import NO_PORT
 from .inbuf import InputBuffer, SplitBuffer, VoqPool
 from .plan import Plan, check
 from .rx import SwitchRx

@@ -545,14 +545,16 @@ class SplitBuffer(InputBuffer):
     def refresh(self, now: float) -> None:
         """Set the second read point and offer it: the first deterministic packet (DLID LSB 0) behind
         the head, if one is stored before the escape part (in-order delivery: it goes first, through
-        its own read point, Martínez §4.4's pointer); else the first packet of the escape part; none if
-        the head is deterministic or the escape part is empty."""
+        its own read point, Martínez §4.4's pointer); else the first packet of the escape part, the
+        first that does not end within the adaptive part (a packet the adaptive part had no room for
+        came in on its escape option: its tail, at least, is in the escape part); none if the head is
+        deterministic or the escape part is empty."""
         q = self.q
         cap = self.adaptive_cap
         new = None
         off = 0
         for i, p in enumerate(q):
-            if i and off >= cap:
+            if i and off + p.credits > cap:
                 new = p
                 break
             if _deterministic(p):

@@ -25,7 +25,7 @@ unicast packets never meet this module.
   copies cross into them (``tx.accept``) and the link's VL arbiter serves
   them; without, they go on the link outside the VL arbiter, unless a
   bandwidth policy gives multicast VLs of its own
-  (:mod:`ibfabric.components.mcastbw`), where copies and unicast packets
+  (:mod:`ibfabric.components.qos.mcastbw`), where copies and unicast packets
   take part in VL arbitration together (``engine.offers``).
 - **Copies.**  A copy is a new :class:`~ibfabric.components.packet.Packet`
   object (``copy.copy``); the last copy of a packet is the original object.
@@ -43,9 +43,9 @@ import copy
 
 from ibfabric.errors import PluginError
 
-from ..mfts import MCAST_LID_END, MCAST_LID_START
-from ..port import SEVERAL
+from ..port import INF, SEVERAL
 from ..portstate import PORT_DOWN, PortState
+from ..routing.mfts import MCAST_LID_END, MCAST_LID_START
 from .inbuf import MCAST_QUEUE
 
 __all__ = ["Head", "McastRoute", "clone", "install_mft", "make_engine", "receive", "wrap_multicast"]
@@ -227,7 +227,38 @@ def wrap_multicast(tx) -> None:
             t = inner(now)
             return t if t < nxt else nxt
 
+        inner_next = tx.next_transfer
+
+        def next_transfer(after: float) -> float:
+            # a port held for a multicast packet (a lock-step engine's reservation, ``owner``) lets no unicast
+            # packet cross meanwhile: the engine's ``serve`` says when to look again
+            return INF if tx.owner is not None else inner_next(after)
+
         tx.transfer = transfer
+        tx.next_transfer = next_transfer
+    _wrap_send(tx)
+
+
+def _wrap_send(tx) -> None:
+    """A unicast packet crossing from an input keeps that input's crossbar connection busy, so the input's
+    multicast heads are ready later: the ports a lock-step engine holds for such a head (``owner``, given
+    only to ready heads) look again, to give the reservation up or keep it (``serve``)."""
+    engine = tx.engine
+    inner = tx.send
+
+    def send(c, p, vl: int, now: float) -> float:
+        end = inner(c, p, vl, now)
+        heads = getattr(engine, "heads", None)  # (ReplicationEngine.attach makes it, after the ports bind)
+        if heads:
+            rx = c.rx
+            for h in tuple(heads.values()):
+                if h.rx is rx:
+                    for o in h.outs:
+                        if o.owner is h:
+                            o.poke(now)
+        return end
+
+    tx.send = send
 
 
 def _arbitrated(tx, now: float):

@@ -43,7 +43,8 @@ from ibfabric.errors import ConfigError
 from ..port import INF
 from ..portstate import PortState
 
-__all__ = ["Option", "OptionSet", "SlidRoute", "add_options", "options_pick", "options_sendable", "ZERO_VLS"]
+__all__ = ["Option", "OptionSet", "OptionWants", "SlidRoute", "add_options", "options_next_transfer", "options_pick",
+           "options_sendable", "ZERO_VLS"]
 
 #: The SL-to-VL "table" of an option-set route entry: the real mapping is per option.
 ZERO_VLS = [0] * 16
@@ -283,6 +284,62 @@ def options_sendable(tx, now: float) -> bool:
                         e[0].tx is not tx and e[0].tx.pending_wake() <= now for e in elig):
                     return True
     return False
+
+
+def options_next_transfer(tx, after: float) -> float:
+    """With output buffers: the earliest time from *after* on when a candidate of *tx* could cross into its
+    output buffer (``next_transfer``, see :mod:`~ibfabric.components.switch.tx`), as
+    :meth:`~.outbuf.OutputBuffers._next_transfer` finds it, and for a packet that must see credits downstream
+    first (committed through an adaptive option, or an options packet that this port is an option of) once
+    the returns on their way bring them: the credits beyond those of the packets queued before it in the
+    output buffer, and beyond the escape reserve for an adaptive option (:func:`options_pick`).  If they
+    are not on their way yet, a credit return pokes the port (:class:`OptionWants`).  An options packet
+    none of whose options at this port continues its paths is not this port's to take."""
+    best = INF
+    for vl in range(tx.nvl):
+        for c in tx.cands[vl]:
+            p = c.q[0]
+            t = p.ready_at
+            xf = c.rx.xbar_free
+            if xf > t:
+                t = xf
+            if after > t:
+                t = after
+            if t >= best:
+                continue
+            n = p.credits
+            op = p.out_port
+            if op is tx:
+                down = n + tx.escape_reserve if p.opt > 0 else 0
+            else:
+                down = 0
+                for o in op.options:
+                    if o.tx is tx and o.pmask & p.paths:
+                        down = n + (tx.escape_reserve if o.adaptive else 0)
+                        break
+                if not down:
+                    continue
+            t = tx.room_time(vl, n, t)
+            if down and t < best:
+                t = tx.credit_time(vl, down + tx.oqueued[vl], t)
+            if t < best:
+                best = t
+    return best
+
+
+class OptionWants:
+    """``tx.wants`` of a port with routing options and output buffers: a credit return pokes the port if its
+    output buffer holds packets of that VL (to send them) or candidates wait for it (they may need the
+    credits downstream to cross, :func:`options_next_transfer`)."""
+
+    __slots__ = ("tx",)
+
+    def __init__(self, tx):
+        self.tx = tx
+
+    def __getitem__(self, vl: int):
+        tx = self.tx
+        return tx.obuf[vl] or tx.cands[vl]
 
 
 class SlidRoute:

@@ -95,7 +95,7 @@ class OutputBuffers:
         if self.link_free <= now:
             self._transmit(now)
         xf = self.xfree
-        t = self._next_transfer(now if now > xf else xf)
+        t = self.next_transfer(now if now > xf else xf)
         if t < nxt:
             nxt = t
         if (self.mq or self.mfifo) and xf > now and xf < nxt:
@@ -112,7 +112,7 @@ class OutputBuffers:
 
     def _transfer(self, now: float) -> float:
         """Move one packet that may cross now into its output buffer, VLs in turn (the step then works out
-        when the next may: :meth:`_next_transfer`); returns INF."""
+        when the next may: ``next_transfer``, :meth:`_next_transfer` or the routing options'); returns INF."""
         nvl = self.nvl
         cands = self.cands
         pick = self.pick

@@ -29,7 +29,7 @@ something for a choice of another stage needs that choice --
   lock step) cannot share the VL arbiter with unicast packets (a multicast
   bandwidth policy) on a port straight to the link: that needs output
   buffers, where its lock step is at the crossbar and the link arbitrates
-  (checked when the policy is applied, :mod:`ibfabric.components.mcastbw`).
+  (checked when the policy is applied, :mod:`ibfabric.components.qos.mcastbw`).
 
 ``inputQueues = "auto"`` (the default) is a FIFO when an escape split asks
 for one, and virtual output queues otherwise.
@@ -85,6 +85,16 @@ class Plan:
 
             return lambda vl, now: options_pick(tx, vl, now)
         return tx._pick
+
+    def buffered_for(self, tx) -> tuple:
+        """``(next_transfer, wants)`` of port *tx* with output buffers: when a candidate could next cross
+        into its output buffer, and what a credit return pokes the port for.  With routing options a
+        candidate may also wait for credits downstream (:func:`~.options.options_next_transfer`)."""
+        if self.options:
+            from .options import OptionWants, options_next_transfer
+
+            return (lambda after: options_next_transfer(tx, after)), OptionWants(tx)
+        return tx._next_transfer, tx.obuf
 
     def sendable(self, tx, now: float) -> bool:
         """Whether a unicast candidate of *tx* (straight to the link) could cross now (the audits)."""

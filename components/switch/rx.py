@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..packet import VL15
 from ..port import return_credits
-from ..tables import NO_PORT
+from ..routing.tables import NO_PORT
 from .inbuf import Vl15Buffer
 
 __all__ = ["SwitchRx", "OPTIONS", "BY_SLID", "NO_ROUTE"]
@@ -177,7 +177,7 @@ class SwitchRx:
             return None, 0
         o, ovl = sl2vl.choose_at_lookup(p, now)  # (sl2vl holds the OptionSet)
         op = o.tx
-        p.opt = o.index
+        p.opt = o.index if o.adaptive else 0  # (Kim's paths are options 0, 1, ... and none is adaptive)
         if ovl >= op.nvl:
             self._discard(p, "sl2vl-drop")
             return None, 0

@@ -28,6 +28,9 @@ plain switch runs no test for a feature it does not use:
     (:mod:`~ibfabric.components.switch.options`).
 ``send(c, p, vl, now)``
     *p*, at read point *c*, crosses and goes on the link on VL *vl*.
+``next_transfer(after)`` (output buffers)
+    When a candidate could next cross into its output buffer (routing
+    options bring their own: a packet may wait for credits downstream).
 
 What the other stages and the replication engines use of an output port,
 whatever its side: ``cands`` (per output VL, the read points offered to
@@ -59,7 +62,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
     # slots, as TxPort's: on a large fabric an instance dictionary is two more cold objects per look
     __slots__ = (
         "room", "pick", "try_send", "send", "transfer", "after_send", "accept", "room_time", "chosen",
-        "plan", "engine", "mq", "mfifo", "owner", "mprio", "escape_reserve", "xweights", "xptr", "xused",
+        "next_transfer", "plan", "engine", "mq", "mfifo", "owner", "mprio", "escape_reserve", "xweights", "xptr",
+        "xused",
         "obuf", "ocap", "ofree", "oqueued", "osince", "on_link", "xfree", "rr", "link_free",  # (OutputBuffers')
     )
 
@@ -75,7 +79,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         self.mfifo = None
         self.owner = None
         #: multicast copies go before unicast packets, outside the VL arbiter (Kim et al. §5.2); False: a
-        #: bandwidth policy puts them on VLs of their own, in VL arbitration (:mod:`ibfabric.components.mcastbw`)
+        #: bandwidth policy puts them on VLs of their own, in VL arbitration (:mod:`ibfabric.components.qos.mcastbw`)
         self.mprio = True
         self.init_output(plan.out_credits)
         if plan.wrr:
@@ -98,6 +102,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         if buffered:
             self.transfer = self._transfer
             self.try_send = None
+            self.next_transfer, self.wants = plan.buffered_for(self)
         else:
             self.try_send = self._try_single if self.single and not plan.options else self._try_vls
             self.after_send = self._after_single if self.single and not plan.options else self._after_any

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import ibfabric
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.routecheck import check_routes
 
 # A real cluster (2014): 8 Mellanox SX6036 switches, 144 channel adapters.
 DUMP = Path(__file__).resolve().parents[2] / "tests" / "data" / "ibnetdiscover" / "cluster2014_8sw_144hca.ibnetdiscover"

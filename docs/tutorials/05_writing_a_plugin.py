@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import ibfabric
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.routecheck import check_routes
 
 PACKAGE = Path(__file__).resolve().parent / "05_writing_a_plugin"
 OUT = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()

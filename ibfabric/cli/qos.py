@@ -164,7 +164,7 @@ def run_overrides(args) -> list[tuple[str, str]]:
 
 def setup_run(sim, args) -> Any:
     """Admit the connections and start their CBR traffic (``ibfabric run --traffic cbr``)."""
-    from ibfabric.components.cbr import QosNetwork
+    from ibfabric.components.qos.cbr import QosNetwork
 
     options = {} if args.be_share is None else {"be_share": args.be_share}
     qos = QosNetwork(sim, policy=args.qos_policy or CBR_DEFAULTS["policy"], options=options)

@@ -78,7 +78,7 @@ def tables_json(tables) -> dict:
 
     Names are node names without the network's name (``sw1`` for ``fig1.sw1``).
     """
-    from ibfabric.components.opensm import short_names
+    from ibfabric.components.routing.opensm import short_names
 
     g = tables.fabric
     names = short_names(g)
@@ -98,12 +98,12 @@ def tables_json(tables) -> dict:
 
 def fabric_with_lmc(args):
     """The topology's fabric (:func:`ibfabric.topologies.load_fabric`) with every LID the subnet
-    manager would give it with LMC ``--lmc`` (:meth:`~ibfabric.components.fabric.FabricGraph.with_lmc`);
+    manager would give it with LMC ``--lmc`` (:meth:`~ibfabric.components.routing.fabric.FabricGraph.with_lmc`);
     LIDs it had to move are named in a warning."""
     import warnings
 
     from ibfabric.checks import IbfabricWarning
-    from ibfabric.components.fabric import moved_lids_message
+    from ibfabric.components.routing.fabric import moved_lids_message
     from ibfabric.topologies import load_fabric
 
     kw = {"network": args.network} if args.network else {}
@@ -135,7 +135,7 @@ def compute_tables(args):
 def route_multicast(args, tables, plugins) -> None:
     """Set ``tables.mft`` to the MFTs of the declared multicast groups (``--groups``, else the
     topology's subnet manager's ``multicastGroups``), if there are any."""
-    from ibfabric.components.mtrees import declaration_of, mentions_multicast, route_groups
+    from ibfabric.components.routing.mtrees import declaration_of, mentions_multicast, route_groups
 
     decl = declaration_of(None)  # the defaults; the network is elaborated again only if its files set them
     if mentions_multicast(args.topology):
@@ -154,13 +154,13 @@ def route_multicast(args, tables, plugins) -> None:
 
 
 def run(args) -> int:
-    from ibfabric.components.opensm import write_lfts
+    from ibfabric.components.routing.opensm import write_lfts
 
     if getattr(args, "compare", None):
         return run_compare(args)
     tables = compute_tables(args)
     if args.mfts:
-        from ibfabric.components.mfts import read_mfts
+        from ibfabric.components.routing.mfts import read_mfts
 
         groups = tables.mft.groups  # a dump is checked against the declared groups, with the MLIDs the engine gives them
         tables.mft = read_mfts(args.mfts, tables.fabric)
@@ -176,7 +176,7 @@ def run(args) -> int:
     elif not args.check and not args.stats:
         sys.stdout.write(text)
     if getattr(args, "mfts_out", None):
-        from ibfabric.components.mfts import write_mfts
+        from ibfabric.components.routing.mfts import write_mfts
         from ibfabric.results import write_atomic
 
         write_atomic(args.mfts_out, write_mfts(tables.mft))
@@ -188,7 +188,7 @@ def run(args) -> int:
               + " of (switch, destination) pairs")
     if not args.check:
         return 0
-    from ibfabric.components.routecheck import check_routes
+    from ibfabric.components.routing.routecheck import check_routes
 
     vl, num_vls = tables.vl_function()  # engines with virtual layers: one dependency graph per VL
     report = check_routes(tables, vl=vl, num_vls=num_vls)
@@ -205,8 +205,8 @@ def run(args) -> int:
         print(f"adaptive options:     {'all minimal' if not bad else f'{len(bad)} not minimal, e.g. {bad[0]}'}")
         ok = ok and not bad
     if args.mfts or tables.mft.groups:
-        from ibfabric.components.mfts import check_multicast
-        from ibfabric.components.mtrees import check_groups
+        from ibfabric.components.routing.mfts import check_multicast
+        from ibfabric.components.routing.mtrees import check_groups
 
         groups = tables.mft.groups
         problems = check_groups(tables.mft) if groups else check_multicast(tables.mft)

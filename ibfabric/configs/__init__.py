@@ -15,7 +15,7 @@ and link models (``ibfabric configs`` lists them)::
     "**.dataRate" = { value = "2.5Gbps", source = "Table 1: physical link bandwidth" }
     "**.mtu" = "1024B"                       # a bare value has no source
 
-    [config.kim2007-iq]
+    [config.kim2007-hll]
     extends = "kim2007"                      # a config of this file, else a shipped one, else FILE:NAME
 
 A configuration is named ``NAME`` (shipped), ``FILE:NAME`` or ``FILE`` (a file

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import NO_PORT
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import NO_PORT
 from ibfabric.errors import ConfigError, did_you_mean
 
 __all__ = [

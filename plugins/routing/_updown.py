@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
+from ibfabric.components.routing.fabric import FabricGraph
 
 from ._common import SwitchView, default_root, resolve_switch
 
@@ -210,7 +210,7 @@ def updown_for(fabric: FabricGraph, view: SwitchView, root_option: Any) -> UpDow
 
 
 def root_info(fabric: FabricGraph, ud: UpDown) -> Mapping[str, Any]:
-    from ibfabric.components.opensm import short_names
+    from ibfabric.components.routing.opensm import short_names
 
     node = int(fabric.switches[ud.root])
     return {"root": short_names(fabric)[node], "root_lid": fabric.lid_of(node), "level": ud.level.copy()}

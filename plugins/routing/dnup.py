@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -73,7 +73,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     ``updn`` rooted at the spine would rank the spine above the leaf all
     the same; ``dnup`` ranks both 0 and orders the link by GUID.
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> g = FabricGraph([NodeSpec("leaf", True, 3, lid=1, guid=2), NodeSpec("spine", True, 2, lid=2, guid=1),
     ...                  NodeSpec("a", False, 1, lid=3), NodeSpec("b", False, 1, lid=4)],
     ...                 [Link(0, 3, 1, 1), Link(2, 1, 0, 1), Link(3, 1, 1, 2)])
@@ -123,7 +123,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     leaves = np.flatnonzero(rank == 0)
     miss = np.argwhere(dist_sw[np.ix_(leaves, leaves)] < 0)
     if len(miss):
-        from ibfabric.components.opensm import short_names
+        from ibfabric.components.routing.opensm import short_names
 
         names = short_names(fabric)
         x, a = int(leaves[miss[0][0]]), int(leaves[miss[0][1]])

@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import SwitchView, assign_balanced, new_work, parse_options, record_work, search_work

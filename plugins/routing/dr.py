@@ -7,10 +7,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.opensm import short_names
-from ibfabric.components.routecheck import endpoint_label
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.opensm import short_names
+from ibfabric.components.routing.routecheck import endpoint_label
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 

@@ -26,8 +26,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -77,7 +77,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     both ways round are minimal, so those pairs get two options; towards a
     neighbour's host, one (Martínez et al. 2003, Table 2 counts these).
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> sw = [NodeSpec(f"s{i}", True, 3, lid=i + 1) for i in range(4)]
     >>> hosts = [NodeSpec(f"h{i}", False, 1, lid=8 + 2 * i, lmc=1) for i in range(4)]
     >>> links = [Link(i, 1, (i + 1) % 4, 2) for i in range(4)] + [Link(i, 3, 4 + i, 1) for i in range(4)]

@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import SwitchView, expand_switch_ports, parse_options, record_work, search_work
@@ -70,7 +70,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     (3 hops) although the up route through r is shorter (2 hops).  FERa
     takes the down route; ``updn`` takes the shortest legal one.
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> g = FabricGraph(
     ...     [NodeSpec("r", True, 4, lid=1, guid=1)]
     ...     + [NodeSpec(n, True, 3, lid=i, guid=i) for i, n in [(2, "b"), (3, "c"), (4, "e"), (5, "d")]],

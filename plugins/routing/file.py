@@ -7,9 +7,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.opensm import read_lfts
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.opensm import read_lfts
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -42,15 +42,15 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         Without ``path``, for an unknown option, a missing file, a file that
         is not UTF-8 text, or a line that does not parse or does not fit the
         fabric (``FILE:LINE:COL: ...``, see
-        :func:`ibfabric.components.opensm.read_lfts`).
+        :func:`ibfabric.components.routing.opensm.read_lfts`).
 
     Examples
     --------
     Tables survive a round trip through the OpenSM format:
 
     >>> import tempfile, os
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
-    >>> from ibfabric.components.opensm import write_lfts
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.opensm import write_lfts
     >>> from ibfabric.plugins.routing import minhop
     >>> g = FabricGraph([NodeSpec("s1", True, 2, lid=1), NodeSpec("h", False, 1, lid=2)], [Link(1, 1, 0, 2)])
     >>> path = os.path.join(tempfile.mkdtemp(), "opensm-lfts.dump")

@@ -16,8 +16,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -135,7 +135,7 @@ def _chunks(rows: np.ndarray, per_row: int, budget: int = 1 << 24):
 
 
 def _names(g: FabricGraph) -> list[str]:
-    from ibfabric.components.opensm import short_names
+    from ibfabric.components.routing.opensm import short_names
 
     return short_names(g)
 

@@ -6,9 +6,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.routecheck import cdg_cycle, describe_channel, route_walk
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.routecheck import cdg_cycle, describe_channel, route_walk
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import SwitchView, choice, parse_options, record_work

@@ -16,8 +16,8 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 
 __all__ = ["EngineFigures", "engine_figures", "walk_pairs"]
 
@@ -88,10 +88,10 @@ def engine_figures(fabric: FabricGraph, name: str, engine: Callable[..., Forward
     Uniform traffic: every CA sends to every other CA equally, so a link's
     load is its routes over N - 1 (N adapters).  Shift permutations: CA i
     sends to CA (i + s) mod N, CAs in fabric order, for every s.
-    Deadlock freedom is :func:`~ibfabric.components.routecheck.check_routes`
+    Deadlock freedom is :func:`~ibfabric.components.routing.routecheck.check_routes`
     over all endpoint pairs, per VL when the engine sets path SLs.
     """
-    from ibfabric.components.routecheck import check_routes
+    from ibfabric.components.routing.routecheck import check_routes
 
     from .dnup import ca_ranks
     from ._common import SwitchView

@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import SwitchView, assign_balanced, new_work, parse_options, record_work, search_work
@@ -43,7 +43,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     --------
     Two switches joined by two parallel links, one host on each:
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> g = FabricGraph(
     ...     [NodeSpec("s1", True, 4, lid=1), NodeSpec("s2", True, 4, lid=2),
     ...      NodeSpec("a", False, 1, lid=3, lmc=1), NodeSpec("b", False, 1, lid=5)],

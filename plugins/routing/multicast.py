@@ -1,8 +1,8 @@
 """The built-in multicast routing engines: ``source-based`` (Kim et al. 2007) and ``shared``.
 
-Both take the unicast :class:`~ibfabric.components.tables.ForwardingTables`
+Both take the unicast :class:`~ibfabric.components.routing.tables.ForwardingTables`
 and the declared groups and return
-:class:`~ibfabric.components.mfts.MulticastTables` (see
+:class:`~ibfabric.components.routing.mfts.MulticastTables` (see
 ``ibfabric_register_multicast_routing`` in :mod:`ibfabric.plugins.hookspecs`).
 """
 
@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.errors import ConfigError, did_you_mean
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import resolve_switch
 
 if TYPE_CHECKING:  # (imported where used: a run without multicast loads this plugin, not them)
-    from ibfabric.components.mfts import MulticastTables
-    from ibfabric.components.mgroups import MulticastGroup
+    from ibfabric.components.routing.mfts import MulticastTables
+    from ibfabric.components.routing.mgroups import MulticastGroup
 
 __all__ = ["center_switch", "shared", "source_based"]
 
@@ -45,10 +45,10 @@ def source_based(tables: ForwardingTables, groups: Sequence[MulticastGroup], opt
     -------
     MulticastTables
         A group owns one MLID per sender, a block from its MLID
-        (:func:`~ibfabric.components.mgroups.assign_mlids` with
+        (:func:`~ibfabric.components.routing.mgroups.assign_mlids` with
         ``per_sender=True``): the *i*-th sender's packets carry ``mlid + i``,
         and that MLID's masks are the tree of that sender
-        (:func:`~ibfabric.components.mtrees.source_tree`).
+        (:func:`~ibfabric.components.routing.mtrees.source_tree`).
 
     Raises
     ------
@@ -60,8 +60,8 @@ def source_based(tables: ForwardingTables, groups: Sequence[MulticastGroup], opt
     --------
     Three switches in a row, one host on each; every host sends to the group:
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
-    >>> from ibfabric.components.mgroups import declare_groups
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.mgroups import declare_groups
     >>> from ibfabric.plugins.routing import minhop
     >>> g = FabricGraph([NodeSpec(f"s{i}", True, 3) for i in range(3)] + [NodeSpec(f"h{i}", False, 1) for i in range(3)],
     ...                 [Link(0, 1, 1, 1), Link(1, 2, 2, 1)] + [Link(3 + i, 1, i, 3) for i in range(3)]).with_lids()
@@ -85,9 +85,9 @@ def source_based(tables: ForwardingTables, groups: Sequence[MulticastGroup], opt
        IBA Design Space for Improved Performance", IEEE TPDS 18(4), 2007,
        §3.6 and §5.2.
     """
-    from ibfabric.components.mfts import MulticastTables
-    from ibfabric.components.mgroups import assign_mlids
-    from ibfabric.components.mtrees import source_tree
+    from ibfabric.components.routing.mfts import MulticastTables
+    from ibfabric.components.routing.mgroups import assign_mlids
+    from ibfabric.components.routing.mtrees import source_tree
 
     _options(options, ())
     groups = assign_mlids(groups, per_sender=True)
@@ -131,8 +131,8 @@ def shared(tables: ForwardingTables, groups: Sequence[MulticastGroup], options: 
 
     Examples
     --------
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
-    >>> from ibfabric.components.mgroups import declare_groups
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.mgroups import declare_groups
     >>> from ibfabric.plugins.routing import minhop
     >>> g = FabricGraph([NodeSpec(f"s{i}", True, 3) for i in range(3)] + [NodeSpec(f"h{i}", False, 1) for i in range(3)],
     ...                 [Link(0, 1, 1, 1), Link(1, 2, 2, 1)] + [Link(3 + i, 1, i, 3) for i in range(3)]).with_lids()
@@ -146,7 +146,7 @@ def shared(tables: ForwardingTables, groups: Sequence[MulticastGroup], options: 
     (ports in increasing order), pruned to the branches that lead to a
     member or a sender; tree links are in the masks at both ends, so a
     packet climbs from its sender and spreads down every other branch
-    (:func:`~ibfabric.components.mfts.shared_tree`).  A sender that is not
+    (:func:`~ibfabric.components.routing.mfts.shared_tree`).  A sender that is not
     a member keeps its switch in the tree, without its own port in the
     mask.  Cost per group: one breadth-first search per switch of the
     group to find the centre, and one from the root.
@@ -156,8 +156,8 @@ def shared(tables: ForwardingTables, groups: Sequence[MulticastGroup], options: 
     .. [1] OpenSM, ``osm_mcast_mgr.c`` (``mcast_mgr_build_spanning_tree``,
        ``mcast_mgr_find_optimal_switch``).
     """
-    from ibfabric.components.mfts import MulticastTables, shared_tree
-    from ibfabric.components.mgroups import assign_mlids
+    from ibfabric.components.routing.mfts import MulticastTables, shared_tree
+    from ibfabric.components.routing.mgroups import assign_mlids
 
     opts = _options(options, ("root",))
     fabric = tables.fabric

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -142,7 +142,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None,
     The paper's Fig. 4 graph (switches a, b, c, d; links ab, ac, bc, bd, cd;
     a host on each): two cycles, two path bits, LMC 3.
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> sw = [NodeSpec(x, True, 4, lid=i + 1) for i, x in enumerate("abcd")]
     >>> hosts = [NodeSpec(f"h{x}", False, 1, lid=8 * (i + 1), lmc=3) for i, x in enumerate("abcd")]
     >>> links = [Link(0, 1, 1, 1), Link(0, 2, 2, 1), Link(1, 2, 2, 2), Link(1, 3, 3, 1), Link(2, 3, 3, 2)]

@@ -7,10 +7,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.opensm import short_names
-from ibfabric.components.routecheck import endpoint_label
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.opensm import short_names
+from ibfabric.components.routing.routecheck import endpoint_label
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -177,7 +177,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     A triangle of switches under root r: a and b are level 1, and the a-b
     link is up towards the lower GUID, so b's PREV set is {r, a}.
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> g = FabricGraph([NodeSpec("r", True, 2, lid=1, guid=1), NodeSpec("a", True, 2, lid=2, guid=2),
     ...                  NodeSpec("b", True, 2, lid=3, guid=3)],
     ...                 [Link(0, 1, 1, 1), Link(0, 2, 2, 1), Link(1, 2, 2, 2)])

@@ -7,9 +7,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph, Link
 from ibfabric.components.rates import link_rate
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph, Link
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
@@ -31,7 +31,7 @@ def link_costs(fabric: FabricGraph, view: SwitchView, cost: str | Callable[[Link
 
     ``'hops'``: 1 per link.  ``'1/rate'``: the fastest link's data rate over
     this link's (1 for the fastest links).  A callable gets each
-    switch-to-switch :class:`~ibfabric.components.fabric.Link` and returns a positive cost.
+    switch-to-switch :class:`~ibfabric.components.routing.fabric.Link` and returns a positive cost.
     """
     w = np.full((view.S, view.P), np.inf)
     rows = fabric.switch_row
@@ -96,7 +96,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         ``cost``: ``'hops'`` (default), ``'1/rate'`` (inverse link data
         rate, normalised so the fastest links cost 1) or, when called from
         Python, a function ``cost(link) -> float`` (positive) of each
-        switch-to-switch :class:`~ibfabric.components.fabric.Link`.
+        switch-to-switch :class:`~ibfabric.components.routing.fabric.Link`.
     rng : numpy.random.Generator
         Unused (the engine is deterministic).
 
@@ -116,7 +116,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     A triangle of switches where the direct s1-s3 link is slow (1x SDR):
     with ``cost=1/rate`` s1 reaches s3 through s2.
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> g = FabricGraph(
     ...     [NodeSpec("s1", True, 4, lid=1), NodeSpec("s2", True, 4, lid=2), NodeSpec("s3", True, 4, lid=3)],
     ...     [Link(0, 1, 1, 1, "4x", "QDR"), Link(1, 2, 2, 1, "4x", "QDR"), Link(0, 2, 2, 2, "1x", "SDR")])

@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import SwitchView, assign_balanced, new_work, parse_options, record_work, search_work
@@ -46,7 +46,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     A ring of four switches rooted at s1: s3 is two hops from s1 either way
     and s2 and s4 are level 1, so every route is legal and shortest.
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> g = FabricGraph([NodeSpec(f"s{i}", True, 2, lid=i) for i in range(1, 5)],
     ...                 [Link(0, 1, 1, 2), Link(1, 1, 2, 2), Link(2, 1, 3, 2), Link(3, 1, 0, 2)])
     >>> t = compute(g, {"root": "s1"})

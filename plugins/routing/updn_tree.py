@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
 from ._common import SwitchView, default_root, expand_switch_ports, parse_options, record_work, resolve_switch, search_work
@@ -99,7 +99,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     sends everything to b (port 1), the table of Fig. 5b, where shortest
     paths would reach c and d through port 2 (Fig. 5a).
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> g = FabricGraph([NodeSpec(n, True, 3, lid=i) for i, n in enumerate("abcd", 1)],
     ...                 [Link(0, 1, 1, 1), Link(0, 2, 2, 1), Link(1, 2, 2, 2),
     ...                  Link(1, 3, 3, 1), Link(2, 3, 3, 2)])
@@ -179,7 +179,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     for k in range(depth):
         common += (anc[k][:, None] == anc[k][None, :]) & (anc[k] >= 0)[:, None]
     dist_sw = np.where(both, level[:, None] + level[None, :] - 2 * (common - 1), -1)
-    from ibfabric.components.opensm import short_names
+    from ibfabric.components.routing.opensm import short_names
 
     kids = np.flatnonzero(parent >= 0)
     sw = fabric.switches

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import ibfabric
-from ibfabric.components.fabric import FabricGraph
-from ibfabric.components.subnet_manager import fabric_of
-from ibfabric.components.tables import NO_PORT
+from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.components.routing.tables import NO_PORT
+from ibfabric.components.sm.subnet_manager import fabric_of
 from ibfabric.topologies.generators import fat_tree, to_ned
 
 TOPO = Path(__file__).resolve().parents[2] / "topologies"

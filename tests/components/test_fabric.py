@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import TopologyError
 
 
@@ -212,6 +212,6 @@ class TestAttachments:
 def test_doctests():
     import doctest
 
-    from ibfabric.components import fabric
+    from ibfabric.components.routing import fabric
 
     assert doctest.testmod(fabric).failed == 0

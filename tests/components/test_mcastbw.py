@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from ibfabric.components.mcastbw import POLICIES, plan, weights_for
-from ibfabric.components.mgroups import MulticastGroup
+from ibfabric.components.qos.mcastbw import POLICIES, plan, weights_for
+from ibfabric.components.routing.mgroups import MulticastGroup
 from ibfabric.errors import ConfigError
 from ibfabric.simulation import Simulation
 

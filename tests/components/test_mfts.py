@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ibfabric.components.mfts import MulticastTables, check_multicast, parse_mfts, read_mfts, shared_tree, write_mfts
+from ibfabric.components.routing.mfts import (MulticastTables, check_multicast, parse_mfts, read_mfts, shared_tree,
+                                              write_mfts)
 from ibfabric.errors import ConfigError
 
 from .test_opensm import tiny

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import ibfabric
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.mfts import MulticastTables, read_mfts, write_mfts
-from ibfabric.components.mgroups import (
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.mfts import MulticastTables, read_mfts, write_mfts
+from ibfabric.components.routing.mgroups import (
     GroupSpec,
     MulticastGroup,
     assign_mlids,
@@ -18,7 +18,7 @@ from ibfabric.components.mgroups import (
     parse_groups,
     resolve_groups,
 )
-from ibfabric.components.mtrees import check_groups
+from ibfabric.components.routing.mtrees import check_groups
 from ibfabric.errors import ConfigError, PluginError
 from ibfabric.plugins import PluginSet
 
@@ -344,7 +344,7 @@ class TestRoutesCli:
         assert "multicast: 1 group (source-based), 2 MLIDs, no problems" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("module", ["ibfabric.components.mgroups", "ibfabric.components.mtrees",
+@pytest.mark.parametrize("module", ["ibfabric.components.routing.mgroups", "ibfabric.components.routing.mtrees",
                                     "ibfabric.plugins.routing.multicast"])
 def test_doctests(module):
     import doctest

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.opensm import dump_lids, parse_lfts, read_lfts, write_lfts
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.opensm import dump_lids, parse_lfts, read_lfts, write_lfts
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 
 

@@ -9,7 +9,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
 from ibfabric.components.qos import (
     FRAME_BITS,
     PAPER_RANGES,
@@ -25,6 +24,7 @@ from ibfabric.components.qos import (
     slots_for,
     slots_from_frame_time,
 )
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.arbitration.alfaro2001 import Alfaro2001
 from ibfabric.plugins.routing.minhop import compute as minhop

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from ibfabric import hookimpl
-from ibfabric.components.cbr import QosNetwork
 from ibfabric.components.packet import Packet
 from ibfabric.components.qos import Rejection
+from ibfabric.components.qos.cbr import QosNetwork
 from ibfabric.errors import ConfigError, PluginError
 from ibfabric.simulation import Simulation
 
@@ -169,7 +169,7 @@ class TestCbr:
     def test_a_merged_flood_stays_lazy(self):
         # h0's best-effort flood (load 1.0 into a link the CBR connections also use) is held back by its
         # send queue, not materialised: the queue stays bounded and the backlog is still counted
-        from ibfabric.components.hca import BACKLOG
+        from ibfabric.components.hca.sources import BACKLOG
 
         sim, qos = star({0: 8}, check=True)
         for src, dst, sl, bw in CONNS:

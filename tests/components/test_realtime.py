@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.realtime import MAX_STREAMS, STREAM_BASE, MpegSource
+from ibfabric.components.hca.realtime import MAX_STREAMS, STREAM_BASE, MpegSource
 from ibfabric.deadlines import deadline_stats
 from ibfabric.errors import ConfigError
 from ibfabric.mpeg import protected

@@ -4,9 +4,9 @@ import attrs
 import numpy as np
 import pytest
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.routecheck import RouteReport, cdg_cycle, check_routes, route_walk
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.routecheck import RouteReport, cdg_cycle, check_routes, route_walk
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 
 
 def ring(n=4):

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ibfabric.components.hca import _BATCH, SplitSource, TrafficSource
-from ibfabric.components.realtime import ControlSource
+from ibfabric.components.hca.realtime import ControlSource
+from ibfabric.components.hca.sources import _BATCH, SplitSource, TrafficSource
 from ibfabric.simulation import Simulation
 from ibfabric.topologies.generators import irregular, to_ned
 

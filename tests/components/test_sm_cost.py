@@ -1,10 +1,10 @@
-"""The subnet manager's computation-time model (components/sm_cost.py; issue 12)."""
+"""The subnet manager's computation-time model (components/sm/cost.py; issue 12)."""
 
 import numpy as np
 import pytest
 
-from ibfabric.components import sm_cost
-from ibfabric.components.sm_cost import STEP_NS, STEP_NS_BY_ENGINE, compute_time_ns
+from ibfabric.components.sm import cost
+from ibfabric.components.sm.cost import STEP_NS, STEP_NS_BY_ENGINE, compute_time_ns
 from ibfabric.errors import ConfigError
 from ibfabric.plugins import PluginSet
 from ibfabric.topologies.generators import bermudez2006_fig1, irregular
@@ -97,5 +97,5 @@ class TestPaperOrder:
         assert compute_time_ns(h, phase="final") <= compute_time_ns(f)
 
     def test_module_documents_its_calibration(self):
-        doc = sm_cost.__doc__
+        doc = cost.__doc__
         assert "python -m bench.calibrate_sm_cost" in doc and "2026-11-22" in doc

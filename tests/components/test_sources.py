@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ibfabric.components import hca as hca_module
-from ibfabric.components.hca import BACKLOG, SLSource, SplitSource, TrafficSource
+from ibfabric.components.hca.sources import BACKLOG, MergedSource, SLSource, SplitSource, TrafficSource
 from ibfabric.simulation import Simulation
 
 from .conftest import CHAIN, STAR
@@ -106,8 +106,6 @@ class TestSplitSource:
     def test_stays_lazy_when_merged(self):
         # MergedSource (CBR connections beside pattern traffic) keeps every source's laziness and
         # looks past a held-back one (tests/components/test_qos_sim.py runs it)
-        from ibfabric.components.cbr import MergedSource
-
         sim = four_sls(CHAIN)
         split = sim.module("a").tx[1].source
         merged = MergedSource(split)

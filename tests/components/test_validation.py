@@ -16,8 +16,8 @@ import pytest
 
 import ibfabric
 from ibfabric.cli import main
-from ibfabric.components import validate
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing import validate
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
 from ibfabric.errors import ConfigError, IbfabricError, TopologyError
 from ibfabric.topologies import load_fabric, load_network
 
@@ -152,7 +152,7 @@ class TestPythonApi:
             FabricGraph([NodeSpec("sw", True, 4, lid=6), NodeSpec("h", False, 1, lid=4, lmc=2)], [Link(0, 1, 1, 1)])
 
     def test_derived_guids_collide_with_given_ones(self):
-        from ibfabric.components.fabric import _guid_from_name
+        from ibfabric.components.routing.fabric import _guid_from_name
 
         nodes = [NodeSpec("sw", True, 4), NodeSpec("h", False, 1, guid=_guid_from_name("sw"))]
         with pytest.raises(TopologyError, match="h: GUID 0x.* is also the GUID of sw"):
@@ -327,7 +327,7 @@ class TestOpenSMDumps:
 
     def test_no_routing_engine_may_send_other_lids_to_port_0(self):
         # the subnet manager refuses tables that would make a switch absorb another node's packets
-        from ibfabric.components.tables import ForwardingTables
+        from ibfabric.components.routing.tables import ForwardingTables
         from ibfabric.plugins.routing import updn
 
         sim = ibfabric.Simulation(FIG1)
@@ -365,7 +365,7 @@ class TestTopoShowScale:
 
 class TestGeneratedRouting:
     def test_minhop_deadlocks_even_on_fat_trees_updn_does_not(self):
-        from ibfabric.components.routecheck import check_routes
+        from ibfabric.components.routing.routecheck import check_routes
         from ibfabric.plugins.routing import minhop, updn
         from ibfabric.topologies import generators as gen
 

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ibfabric.errors import ConfigError
-from ibfabric.experiment import Experiment, ExperimentError, RunSpec, derive_seed, parse_values
+from ibfabric.experiment import Experiment, ExperimentError, RunSpec
+from ibfabric.iterations import derive_seed, parse_values
 from ibfabric.topologies import SHIPPED, load_network, shipped
 
 HEAD = """\
@@ -37,8 +38,9 @@ def error(text: str, **kw) -> str:
     return str(info.value)
 
 
-def test_doctests():
-    result = doctest.testmod(importlib.import_module("ibfabric.experiment"))
+@pytest.mark.parametrize("module", ["ibfabric.experiment", "ibfabric.iterations"])
+def test_doctests(module):
+    result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -140,7 +140,7 @@ class TestApiArguments:
                 sim.hosts[0].send_multicast("g", size)
 
     def test_qos_options(self):
-        from ibfabric.components.cbr import QosNetwork
+        from ibfabric.components.qos.cbr import QosNetwork
 
         sim = ibfabric.load("irregular16", overrides={"**.numVLs": "10", "**.dataRate": "2.5Gbps", "**.mtu": "256B"})
         with pytest.raises(ConfigError, match=r"QosNetwork's options must be a mapping \{name: value\} \(got 5\)"):

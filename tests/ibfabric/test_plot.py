@@ -177,12 +177,12 @@ class TestMakeFigure:
     def test_unknown_names(self, mpl, sweep):
         with pytest.raises(ConfigError) as info:
             make_figure(sweep, "offered_load", "latency_avg")
-        assert str(info.value).startswith("unknown statistic 'latency_avg' (did you mean 'latency_mean'?): choose"
+        assert str(info.value).startswith("unknown statistic 'latency_avg'; did you mean 'latency_mean'?: choose"
                                           " from offered_load, accepted_load, latency_mean, latency_p99")
         with pytest.raises(ConfigError) as info:
             make_figure(sweep, "lod", "latency_mean")
         assert str(info.value) == (
-            "unknown statistic or iteration variable 'lod' (did you mean 'load'?): choose from offered_load,"
+            "unknown statistic or iteration variable 'lod'; did you mean 'load'?: choose from offered_load,"
             " accepted_load, latency_mean, latency_p99, saturated, wall_s, events_per_s, packets_delivered; or an"
             " iteration variable with numbers: routing, load")
         with pytest.raises(ConfigError, match=r"^--y 'load' is an iteration variable; y is a statistic: choose from"
@@ -190,7 +190,7 @@ class TestMakeFigure:
             make_figure(sweep, "offered_load", "load")
         with pytest.raises(ConfigError, match=r"^unknown iteration variable 'vl': choose from routing, load$"):
             make_figure(sweep, "offered_load", "latency_mean", hue="vl")
-        with pytest.raises(ConfigError, match=r"^unknown iteration variable 'rooting' \(did you mean 'routing'\?\):"
+        with pytest.raises(ConfigError, match=r"^unknown iteration variable 'rooting'; did you mean 'routing'\?:"
                                               r" choose from routing, load$"):
             make_figure(sweep, "offered_load", "latency_mean", hue="rooting")
         with pytest.raises(ConfigError, match="^unknown iteration variable 'x': choose from routing, load$"):
@@ -271,7 +271,7 @@ class TestPlotCommand:
     def test_errors(self, mpl, capsys, sweep, tmp_path):
         code, _, err = run(capsys, "plot", str(sweep), "--x", "laod", "--y", "latency_mean")
         assert code == 2 and err.splitlines()[-1].startswith(
-            "ibfabric: error: unknown statistic or iteration variable 'laod' (did you mean 'load'?): choose"
+            "ibfabric: error: unknown statistic or iteration variable 'laod'; did you mean 'load'?: choose"
             " from offered_load,")
         code, _, err = run(capsys, "plot", str(sweep), "--x", "offered_load", "--y", "latency_mean", "--hue", "vl")
         assert (code, err.splitlines()[-1]) == (

@@ -232,7 +232,7 @@ class TestRoutingCycle:
 
     def test_large_fabrics_walk_a_sample_of_sources(self, monkeypatch):
         import ibfabric.checks as checks
-        from ibfabric.components import routecheck
+        from ibfabric.components.routing import routecheck
 
         seen = []
         walk = routecheck.route_walk

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ibfabric.cli import main
-from ibfabric.components.tables import ForwardingTables
+from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.plugins.routing import minhop, sssp
 from ibfabric.topologies.generators import fat_tree, to_ned, torus
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ibfabric.testing as testing
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing.minhop import compute as minhop
 from ibfabric.testing import (

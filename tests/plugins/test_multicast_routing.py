@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 import ibfabric
 from ibfabric import hookimpl
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.mfts import MulticastTables
-from ibfabric.components.mgroups import declare_groups, host_nodes
-from ibfabric.components.mtrees import check_groups, route_groups, source_tree
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.mfts import MulticastTables
+from ibfabric.components.routing.mgroups import declare_groups, host_nodes
+from ibfabric.components.routing.mtrees import check_groups, route_groups, source_tree
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 from ibfabric.errors import ConfigError, PluginError
 from ibfabric.plugins import PluginSet
 from ibfabric.plugins.routing import minhop
@@ -253,7 +253,7 @@ class TestPluginRole:
             @hookimpl
             def ibfabric_register_multicast_routing(self, register):
                 def compute(tables, groups, options, rng):
-                    from ibfabric.components.mgroups import assign_mlids
+                    from ibfabric.components.routing.mgroups import assign_mlids
 
                     groups = assign_mlids(groups, per_sender=False)
                     mft = MulticastTables(tables.fabric, groups=groups)

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ibfabric.components.mfts import MulticastTables, check_multicast, read_mfts, shared_tree, write_mfts
-from ibfabric.components.opensm import parse_lfts, read_lfts, with_dump_identity
+from ibfabric.components.routing.mfts import MulticastTables, check_multicast, read_mfts, shared_tree, write_mfts
+from ibfabric.components.routing.opensm import parse_lfts, read_lfts, with_dump_identity
 from ibfabric.errors import IbfabricError
 from ibfabric.plugins.routing import file as file_engine
 from ibfabric.topologies import generators, load_fabric

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ibfabric.components.fabric import FabricGraph
 from ibfabric.cli import main
+from ibfabric.components.routing.fabric import FabricGraph
 from ibfabric.errors import ConfigError, TopologyError
 from ibfabric.ned_like import write_ned, elaborate
 from ibfabric.topologies import detect_format, load_fabric, load_network

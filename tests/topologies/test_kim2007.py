@@ -5,7 +5,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.plugins.routing import updn
 from ibfabric.topologies import load_fabric, load_network
 from ibfabric.topologies.generators import kim2007, to_ned

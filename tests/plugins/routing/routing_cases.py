@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
 from ibfabric.testing import assert_delivers  # noqa: F401  (every endpoint pair delivered, no loops)
 from ibfabric.topologies.generators import irregular
 

@@ -3,8 +3,8 @@
 import pytest
 from routing_cases import random_fabric
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import dnup, dor, minhop
 from ibfabric.topologies.generators import fat_tree, hypercube, mesh, torus

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from routing_cases import RANDOM_CASES, assert_delivers, random_fabric, rng
 
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import dr, fera, hybrid, pira
 from ibfabric.plugins.routing._common import SwitchView
@@ -45,7 +45,7 @@ class TestDR:
         assert r.cycle == ()
         view = SwitchView(g)
         ud = UpDown(view, int(g.switch_row[g.index(t.info["root"])]))
-        from ibfabric.components.routecheck import route_walk
+        from ibfabric.components.routing.routecheck import route_walk
 
         w = route_walk(t)
         hosts = ~g.is_switch[g.ep_node]

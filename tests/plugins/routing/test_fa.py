@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.routecheck import check_routes
-from ibfabric.components.tables import NO_PORT
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.routecheck import check_routes
+from ibfabric.components.routing.tables import NO_PORT
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import fa, updn
 from ibfabric.topologies.generators import irregular

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from routing_cases import RANDOM_CASES, assert_delivers, chain_fabric, node_of_lid, random_fabric
 
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import fera, updn
 

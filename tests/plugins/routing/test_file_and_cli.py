@@ -7,8 +7,8 @@ import pytest
 from routing_cases import random_fabric
 
 from ibfabric.cli import main
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.opensm import write_lfts
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.opensm import write_lfts
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import file as file_engine
 from ibfabric.plugins.routing import fera, pira

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import ftree
 from ibfabric.plugins.routing.metrics import walk_pairs

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from routing_cases import random_fabric
 
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import lash, minhop, sssp
 from ibfabric.plugins.routing.lash import DynamicOrder

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from routing_cases import RANDOM_CASES, assert_delivers, random_fabric
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.tables import NO_PORT
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.tables import NO_PORT
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import minhop, spf
 
@@ -84,7 +84,7 @@ class TestSPF:
         t = spf.compute(g, {"cost": lambda ln: 100.0 if 0 in (ln.a, ln.b) else 1.0})
         assert_delivers(t)
         assert t.info["cost_function"] == "<lambda>"
-        from ibfabric.components.routecheck import check_routes
+        from ibfabric.components.routing.routecheck import check_routes
 
         load = check_routes(t).link_load
         plain = check_routes(minhop.compute(g, {})).link_load
@@ -106,7 +106,7 @@ class TestSPF:
         s, d, h, seed = case
         g = irregular(s, links_per_switch=d, hosts_per_switch=h, seed=seed)
         # every third link slower
-        from ibfabric.components.fabric import FabricGraph as FG
+        from ibfabric.components.routing.fabric import FabricGraph as FG
         import attrs
 
         links = [attrs.evolve(ln, width="1x", rate=0.0) if k % 3 == 0 else ln for k, ln in enumerate(g.links)]

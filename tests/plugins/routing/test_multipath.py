@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibfabric.components.tables import NO_PORT
+from ibfabric.components.routing.tables import NO_PORT
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import multipath, spf, updn
 from ibfabric.plugins.routing._common import SwitchView

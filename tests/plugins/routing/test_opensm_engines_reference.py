@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from test_opensm_reference import lid_hops
 
-from ibfabric.components.opensm import read_lfts, short_names, with_dump_identity
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.opensm import read_lfts, short_names, with_dump_identity
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import dnup, dor, ftree, lash, minhop, sssp
 from ibfabric.plugins.routing._common import SwitchView

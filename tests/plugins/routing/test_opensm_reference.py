@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ibfabric.components.opensm import read_lfts, with_dump_identity, write_lfts
-from ibfabric.components.routecheck import check_routes
-from ibfabric.components.tables import NO_PORT
+from ibfabric.components.routing.opensm import read_lfts, with_dump_identity, write_lfts
+from ibfabric.components.routing.routecheck import check_routes
+from ibfabric.components.routing.tables import NO_PORT
 from ibfabric.plugins.routing import fera, minhop, pira, updn
 from ibfabric.topologies import generators
 

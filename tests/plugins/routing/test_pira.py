@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from routing_cases import RANDOM_CASES, assert_delivers, node_of_lid, random_fabric, rng
 
-from ibfabric.components.tables import NO_PORT
+from ibfabric.components.routing.tables import NO_PORT
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import pira
 

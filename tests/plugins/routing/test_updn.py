@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from routing_cases import RANDOM_CASES, assert_delivers, chain_fabric, node_of_lid, random_fabric
 
-from ibfabric.components.routecheck import check_routes
+from ibfabric.components.routing.routecheck import check_routes
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.routing import fera, minhop, updn
 from ibfabric.plugins.routing._common import SwitchView

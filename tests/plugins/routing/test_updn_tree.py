@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from routing_cases import RANDOM_CASES, assert_delivers, random_fabric, rng
 
-from ibfabric.components.fabric import FabricGraph, Link, NodeSpec
-from ibfabric.components.routecheck import check_routes, route_walk
+from ibfabric.components.routing.fabric import FabricGraph, Link, NodeSpec
+from ibfabric.components.routing.routecheck import check_routes, route_walk
 from ibfabric.errors import ConfigError
 from ibfabric.plugins import PluginSet
 from ibfabric.plugins.routing import updn, updn_tree

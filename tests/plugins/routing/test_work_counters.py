@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ibfabric.components.opensm import write_lfts
+from ibfabric.components.routing.opensm import write_lfts
 from ibfabric.plugins import PluginSet
 from ibfabric.plugins.routing._common import WORK_KEYS, SwitchView
 from ibfabric.topologies.generators import fat_tree, irregular

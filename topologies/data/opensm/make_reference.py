@@ -70,7 +70,7 @@ def run_opensm(net: Path, args: list[str], work: Path) -> str:
 def main() -> int:
     import numpy as np
 
-    from ibfabric.components.opensm import parse_lfts, with_dump_identity, write_lfts
+    from ibfabric.components.routing.opensm import parse_lfts, with_dump_identity, write_lfts
     from ibfabric.plugins.routing import fera, pira
     from ibfabric.plugins.routing._common import default_root
     from ibfabric.topologies.generators import to_ibsim

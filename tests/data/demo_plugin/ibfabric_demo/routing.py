@@ -5,7 +5,7 @@ from collections import deque
 import numpy as np
 
 from ibfabric import ConfigError
-from ibfabric.components.tables import NO_PORT, ForwardingTables
+from ibfabric.components.routing.tables import NO_PORT, ForwardingTables
 
 
 def lowest_port_bfs(fabric, options, rng):

@@ -121,7 +121,7 @@ def sa_path_sls(net: Path, args: list[str], run: Path, expect_lfts: bytes) -> st
             raise RuntimeError("OpenSM did not bring the subnet up")
         time.sleep(0.5)
         assert (run / "opensm-lfts.dump").read_bytes() == expect_lfts, "the daemon routed differently"
-        from ibfabric.components.opensm import parse_lfts
+        from ibfabric.components.routing.opensm import parse_lfts
 
         lids = sorted({lid for sw in parse_lfts(expect_lfts.decode()) for lid in sw["entries"]})
         rows = [f"lids: {' '.join(map(str, lids))}"]

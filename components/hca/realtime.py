@@ -49,7 +49,7 @@ import numpy as np
 from ibfabric.errors import ConfigError
 from ibfabric.kernel import module_rng
 
-from .packet import VL15, Packet
+from ..packet import VL15, Packet
 
 __all__ = ["MpegSource", "ControlSource", "STREAM_BASE", "deadlines_for", "realtime_summary", "start_sources"]
 

@@ -5,7 +5,7 @@ unicast forwarding tables, as Kim et al. (2007, §3.6) build their
 source-based trees; :func:`check_groups` follows every sender's packets
 through the MFTs; :func:`route_groups` is what the subnet manager and
 ``ibfabric routes`` run: declared groups -> multicast routing engine ->
-checked :class:`~ibfabric.components.mfts.MulticastTables`.
+checked :class:`~ibfabric.components.routing.mfts.MulticastTables`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def source_tree(tables: ForwardingTables, source: int, members: Sequence[int], *
     -------
     ndarray of bool, shape (switches, width)
         The masks of one MLID (``width`` that of
-        :class:`~ibfabric.components.mfts.MulticastTables`): every member's
+        :class:`~ibfabric.components.routing.mfts.MulticastTables`): every member's
         port on its switch, and on each switch of the tree the ports to its
         children.  The source's own port is never in it.
 
@@ -59,7 +59,7 @@ def source_tree(tables: ForwardingTables, source: int, members: Sequence[int], *
     --------
     A chain s1 - s2 with a host on each switch and one more on s2:
 
-    >>> from ibfabric.components.fabric import FabricGraph, NodeSpec, Link
+    >>> from ibfabric.components.routing.fabric import FabricGraph, NodeSpec, Link
     >>> from ibfabric.plugins.routing import minhop
     >>> g = FabricGraph([NodeSpec("s1", True, 2), NodeSpec("s2", True, 3), NodeSpec("a", False, 1),
     ...                  NodeSpec("b", False, 1), NodeSpec("c", False, 1)],
@@ -164,7 +164,7 @@ def check_groups(mft: MulticastTables) -> list[str]:
     """What is wrong with the MFTs of declared groups: one line per problem, empty if none.
 
     For every group and every sender, one packet with the sender's MLID is
-    followed from the sender's switch port (:func:`~ibfabric.components.mfts.flood`):
+    followed from the sender's switch port (:func:`~ibfabric.components.routing.mfts.flood`):
     it must reach every other member exactly once, reach no other host
     (the sender included), and reach no switch twice (a loop or two
     paths).  Masks must not hold ports that lead nowhere, an MLID must
@@ -227,7 +227,7 @@ def route_groups(tables: ForwardingTables, groups: str | Sequence[MulticastGroup
     tables : ForwardingTables
         The unicast tables (their fabric has every LID).
     groups : str or sequence of MulticastGroup
-        A ``multicastGroups`` text (:mod:`ibfabric.components.mgroups`) or resolved groups.
+        A ``multicastGroups`` text (:mod:`ibfabric.components.routing.mgroups`) or resolved groups.
     engine, options : str
         The engine's name and its ``"key=value ..."`` options.
     plugins : PluginSet
@@ -242,7 +242,7 @@ def route_groups(tables: ForwardingTables, groups: str | Sequence[MulticastGroup
     PluginError
         When the engine returns something other than tables for the groups it was given.
     """
-    from .node import parse_options
+    from ..node import parse_options
 
     at = f"{owner}: " if owner else ""
     if isinstance(groups, str):

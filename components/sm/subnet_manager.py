@@ -8,7 +8,7 @@ runs the routing-engine plugin named by its ``routing`` parameter and
 installs the resulting forwarding tables in every switch.  With multicast
 groups declared (``multicastGroups``), the multicast-routing plugin named by
 ``multicastRouting`` then builds their multicast forwarding tables, published
-as ``sim.tables.mft`` (:mod:`ibfabric.components.mtrees`).  Discovery with
+as ``sim.tables.mft`` (:mod:`ibfabric.components.routing.mtrees`).  Discovery with
 directed-route SMPs, sweeps and change assimilation belong to the dynamic
 subnet manager: with ``dynamic = true`` the module keeps one
 (:mod:`ibfabric.components.sm`, docs/subnet-manager.md) after this set-up.
@@ -23,16 +23,16 @@ import numpy as np
 from ibfabric.errors import ConfigError, IbfabricError, PluginError
 from ibfabric.kernel import Module
 
-from .fabric import FabricGraph, Link, moved_lids_message, node_spec
-from .node import STAGE_SUBNET, IBNode, parse_options
-from .tables import NO_PORT, ForwardingTables
+from ..node import STAGE_SUBNET, IBNode, parse_options
+from ..routing.fabric import FabricGraph, Link, moved_lids_message, node_spec
+from ..routing.tables import NO_PORT, ForwardingTables
 
 __all__ = ["SubnetManager", "fabric_of"]
 
 
 def fabric_of(nodes: list[IBNode], sm_node: int | None = None) -> FabricGraph:
     """The routing view of built IB nodes (in the given order), checked as every fabric is
-    (:mod:`ibfabric.components.validate`); errors carry the place each node or link is declared."""
+    (:mod:`ibfabric.components.routing.validate`); errors carry the place each node or link is declared."""
     index = {id(n): i for i, n in enumerate(nodes)}
     specs = []
     links = []
@@ -60,7 +60,7 @@ class SubnetManager(Module):
         if stage == STAGE_SUBNET:
             tables = self.configure()
             if self.params["dynamic"]:  # the subnet manager in simulated time (components/sm)
-                from .sm import attach
+                from .manager import attach
 
                 self.dynamic = attach(self, tables, self._declared)
 
@@ -71,7 +71,7 @@ class SubnetManager(Module):
         the ``node`` parameter; missing LIDs are assigned with the ``lmc``
         parameter, and with ``lmc`` above 0 the LIDs that do not give a CA
         port ``2**lmc`` aligned LIDs are reassigned (a warning says which:
-        :meth:`FabricGraph.with_lmc <ibfabric.components.fabric.FabricGraph.with_lmc>`);
+        :meth:`FabricGraph.with_lmc <ibfabric.components.routing.fabric.FabricGraph.with_lmc>`);
         the LIDs are pushed to the nodes; the engine named by ``routing``
         (with ``routingOptions``) computes the forwarding tables, and the
         multicast groups of ``multicastGroups``, if any, are routed into them.
@@ -113,7 +113,7 @@ class SubnetManager(Module):
             raise PluginError(f"routing engine '{name}' returned {type(tables).__name__}, not ForwardingTables")
         groups = str(self.params["multicastGroups"])
         if groups.strip():  # without groups the MFTs stay empty and nothing else is looked at
-            from .mtrees import route_groups
+            from ..routing.mtrees import route_groups
 
             tables.mft = route_groups(tables, groups, str(self.params["multicastRouting"]),
                                       str(self.params["multicastOptions"]), sim.plugins, self.rng, owner=self.path)
@@ -169,8 +169,8 @@ class SubnetManager(Module):
         sim.tables = tables
 
     def _bandwidth(self, tables: ForwardingTables) -> None:
-        """Apply the multicast bandwidth policy (:mod:`ibfabric.components.mcastbw`)."""
-        from .mcastbw import apply, plan
+        """Apply the multicast bandwidth policy (:mod:`ibfabric.components.qos.mcastbw`)."""
+        from ..qos.mcastbw import apply, plan
 
         opts = parse_options(str(self.params["multicastBandwidthOptions"]), self.path, "multicastBandwidthOptions")
         bw = plan(str(self.params["multicastBandwidth"]), opts, tables.mft.groups, self.sim.hosts, owner=self.path)

@@ -31,11 +31,11 @@ from ibfabric.errors import ConfigError
 from ibfabric.kernel import module_rng
 from ibfabric.qos_metrics import ConnectionStats
 
-from .hca import pending_of
-from .packet import Packet
-from .qos import PAPER_RANGES, Admission, ClassMap, Connection, Establishment, Rejection, establish
+from ..hca.sources import MergedSource
+from ..packet import Packet
+from . import PAPER_RANGES, Admission, ClassMap, Connection, Establishment, Rejection, establish
 
-__all__ = ["CbrSource", "MergedSource", "QosNetwork"]
+__all__ = ["CbrSource", "QosNetwork"]
 
 INF = math.inf
 
@@ -102,7 +102,7 @@ class CbrSource:
         self.next_time = heap[0][0] if heap and heap[0][0] <= stop else INF
 
     def next_after(self, now: float) -> float:
-        """Never held back: the next packet after *now* (see :class:`MergedSource`)."""
+        """Never held back: the next packet after *now* (see :class:`~ibfabric.components.hca.sources.MergedSource`)."""
         return self.next_time if self.next_time > now else INF
 
     def pending_estimate(self, now: float) -> float:
@@ -148,49 +148,6 @@ def _first_index(phase: float, iat: float, t: float) -> int:
     while phase + j * iat < t:
         j += 1
     return j
-
-
-class MergedSource:
-    """Two or more traffic sources on one HCA port (CBR connections and pattern traffic).
-
-    Each source keeps its own laziness: CBR sources create every packet on
-    time, a pattern source may be held back by a full send queue (its
-    ``next_time`` then lies in the past).  :meth:`next_after` gives the HCA
-    the next message of the sources that are not held back, so a held-back
-    pattern source hides no connection's packet, and an overloaded pattern
-    source merged with connections keeps its send queue bounded.
-    """
-
-    def __init__(self, *sources):
-        self.sources = list(sources)
-
-    @property
-    def next_time(self) -> float:
-        """The earliest ``next_time`` of the merged sources."""
-        return min(s.next_time for s in self.sources)
-
-    def next_after(self, now: float) -> float:
-        """The next message due after *now* of a source that is not held back."""
-        t = INF
-        for s in self.sources:
-            u = s.next_time if s.next_time > now else s.next_after(now)
-            if u < t:
-                t = u
-        return t
-
-    def materialize(self, now: float) -> None:
-        """Materialise each source whose next message is due by *now*."""
-        for s in self.sources:
-            if s.next_time <= now:
-                s.materialize(now)
-
-    def pending(self, now: float) -> tuple[int, int]:
-        """The summed :meth:`~ibfabric.components.hca.TrafficSource.pending` of the sources."""
-        return pending_of(self.sources, now)
-
-    def pending_estimate(self, now: float) -> float:
-        """The summed :meth:`~ibfabric.components.hca.TrafficSource.pending_estimate` of the sources."""
-        return sum(s.pending_estimate(now) for s in self.sources)
 
 
 class QosNetwork:

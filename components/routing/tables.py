@@ -130,7 +130,7 @@ class ForwardingTables:
         return np.where(row >= 0, sl, 0)
 
     def vl_function(self):
-        """``(vl, num_vls)`` for :func:`~ibfabric.components.routecheck.check_routes`: each hop's VL is
+        """``(vl, num_vls)`` for :func:`~ibfabric.components.routing.routecheck.check_routes`: each hop's VL is
         ``sl2vl[path SL]`` (the same on every hop), or ``(None, 1)`` without path SLs."""
         if self.path_sl is None:
             return None, 1

@@ -14,7 +14,7 @@ that has an entry, as::
     0xC001 : 0x002
 
 :func:`write_mfts` writes exactly that; :func:`read_mfts` reads it onto a
-:class:`~ibfabric.components.fabric.FabricGraph`, matching switches by GUID,
+:class:`~ibfabric.components.routing.fabric.FabricGraph`, matching switches by GUID,
 and rejects what a subnet would not hold (unknown GUIDs, MLIDs outside the
 multicast range, ports the switch lacks, an MLID or a port listed twice),
 each at its ``file:line:col``.
@@ -55,7 +55,7 @@ class MulticastTables:
     highest port number of any switch; port 0 is the switch itself.
 
     ``groups`` are the multicast groups the masks serve
-    (:class:`~ibfabric.components.mgroups.MulticastGroup`, with their MLIDs)
+    (:class:`~ibfabric.components.routing.mgroups.MulticastGroup`, with their MLIDs)
     and ``engine`` the multicast routing engine that built them; a dump read
     back has neither.  Equality compares the masks only.
     """

@@ -49,7 +49,7 @@ class NodeSpec:
     ports.  ``guid`` 0 means "derive one from the name".  ``where`` is the
     place the node is declared (``'file:line:col'``), put in front of error
     messages; it is not part of the value.  The fields are checked at
-    construction (:func:`ibfabric.components.validate.check_node`): a bad one
+    construction (:func:`ibfabric.components.routing.validate.check_node`): a bad one
     raises ConfigError.
     """
 
@@ -74,7 +74,7 @@ class Link:
     ``width`` and ``speed`` are as in ibnetdiscover (``'4x'``, ``'QDR'``);
     ``rate`` is the data rate in bit/s (0 = unknown); ``where`` the place it
     is declared, for error messages.  Links are checked by the FabricGraph
-    they join (:func:`ibfabric.components.validate.check_links`).
+    they join (:func:`ibfabric.components.routing.validate.check_links`).
     """
 
     a: int
@@ -114,7 +114,7 @@ class FabricGraph:
         For an invalid subnet, before anything is sized from it: a link to
         a missing node or port, a port with two links, a node cabled to
         itself, two ports sharing a LID, two nodes sharing a GUID (see
-        :mod:`ibfabric.components.validate`).
+        :mod:`ibfabric.components.routing.validate`).
     ConfigError
         For a link's unknown width or speed or bad data rate.
 
@@ -595,7 +595,7 @@ class FabricGraph:
         ``ibfabric.components.Switch``).  The subnet manager's node is taken
         from a SubnetManager module's ``node`` parameter.
         """
-        from .rates import link_rate
+        from ..rates import link_rate
 
         if is_switch is None:
             is_switch = lambda m: m.type_name == "ibfabric.components.Switch"  # noqa: E731

@@ -1,7 +1,7 @@
 """Quality of service: traffic classes, SL-to-VL maps, arbitration frames and connection admission.
 
-This module is the policy-free half of ibfabric's QoS support, after
-Alfaro, Sánchez and Duato (2001):
+The package is ibfabric's QoS support, and its own module (this one) the
+policy-free half of it, after Alfaro, Sánchez and Duato (2001):
 
 - **Frames and slots** (§4.2): a VLArbitrationTable has 64 entries of weight
   at most 255, in units of 64 bytes, so a *frame* of ``64 x 255 = 16320``
@@ -27,9 +27,11 @@ Alfaro, Sánchez and Duato (2001):
   exhausts its retries.
 
 Nothing here needs a running simulation: admission works on
-:class:`~ibfabric.components.tables.ForwardingTables`.  Binding it to a
+:class:`~ibfabric.components.routing.tables.ForwardingTables`.  Binding it to a
 simulation (tables into the arbiters, CBR sources into the HCAs) is
-:mod:`ibfabric.components.cbr`.
+:mod:`ibfabric.components.qos.cbr`; the bandwidth given to multicast traffic
+(the subnet manager's ``multicastBandwidth``) is
+:mod:`ibfabric.components.qos.mcastbw`.
 
 References
 ----------
@@ -50,7 +52,7 @@ import numpy as np
 
 from ibfabric.errors import ConfigError
 
-from .tables import NO_PORT, ForwardingTables
+from ..routing.tables import NO_PORT, ForwardingTables
 
 __all__ = [
     "SLOT_BYTES",

@@ -3,8 +3,8 @@
 One module holds the rules, and every input path reaches them before
 anything is sized from the input (a LID table, a port array) or simulated:
 
-* :class:`~ibfabric.components.fabric.NodeSpec` checks its own fields when it
-  is built (:func:`check_node`), :class:`~ibfabric.components.fabric.FabricGraph`
+* :class:`~ibfabric.components.routing.fabric.NodeSpec` checks its own fields when it
+  is built (:func:`check_node`), :class:`~ibfabric.components.routing.fabric.FabricGraph`
   its links, LIDs and GUIDs (:func:`check_links`, :func:`lid_owners`,
   :func:`check_guids`);
 * ``.ned`` files and text: :func:`ibfabric.topologies.load_network` builds the
@@ -17,7 +17,7 @@ anything is sized from the input (a LID table, a port array) or simulated:
   links carry the dump's locations;
 * built simulations: the IB nodes read their ``lid``/``lmc``/``numPorts``
   with the same rules and the subnet manager builds a FabricGraph;
-* OpenSM ``opensm-lfts.dump`` files (:mod:`ibfabric.components.opensm`) use
+* OpenSM ``opensm-lfts.dump`` files (:mod:`ibfabric.components.routing.opensm`) use
   the LID rules and :func:`read_text`.
 
 The rules
@@ -57,7 +57,7 @@ import numpy as np
 
 from ibfabric.errors import ConfigError, TopologyError, utf8_error_at
 
-from .rates import LANE_SIGNALLING, WIDTHS
+from ..rates import LANE_SIGNALLING, WIDTHS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fabric import FabricGraph, Link, NodeSpec
