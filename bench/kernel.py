@@ -17,7 +17,8 @@ they are).  Every scenario has uniform traffic of 256-byte packets and seed 1:
   longer);
 * ``switch8-omnetpp-ib-load0.5``, ``switch8-omnetpp-ib-load0.9``: one
   8-port switch with 8 hosts under the ``omnetpp-ib`` configuration (4x QDR
-  links, 2 data VLs, MTU 2048), load 0.5 and 0.9, 500 us;
+  links, 2 data VLs, MTU 2048; since issue 31 round robin into 4,992-byte
+  output FIFOs, before it no output buffer), load 0.5 and 0.9, 500 us;
 * ``fattree512-load0.3``: the 8-ary 3-tree (512 hosts, 192 switches of 16
   ports), load 0.3, 20 us;
 * ``fattree4096-load0.3``: the 16-ary 3-tree (4,096 hosts, 768 switches of

@@ -114,6 +114,21 @@ class TestShipped:
         assert (ber["**.width"], ber["**.numVLs"], ber["**.vlBufferSize"], ber["**.outputBufferSize"],
                 ber["**.mtu"]) == ("1x", "2", "4096B", "4096B", "256B")
 
+    def test_omnetpp_ib_is_the_models_switch(self):
+        """Issue 31: round robin, an internal bus 7.2x the link, the release's output FIFO of 78 flits of 64 B,
+        50 + 50 ns (experiments/README.md, "omnetpp_ib", compares it with the C++ model)."""
+        o = configs.overrides("omnetpp-ib")
+        assert (o["**.crossbarArbiter"], o["**.crossbarSpeedup"], o["**.outputBufferSize"], o["**.vlBufferSize"],
+                o["**.mtu"], o["**.numVLs"], o["**.inputQueues"]) == ("wrr", "7.2", "4992B", "64KiB", "2048B", "2", "voq")
+        sim = ibfabric.load(SMALL, optional_overrides=o, overrides={"**.traffic": "uniform", "**.load": "0.05"}, seed=1)
+        switches = [n for n in sim.ib_nodes if n.is_switch]
+        assert switches and all(
+            (sw.routing_delay, sw.arbitration_delay, sw.speedup, sw.xbar_arbiter, sw.out_buffer, sw.input_queues,
+             sw.plan.out_credits) == (50.0, 50.0, 7.2, "wrr", 4992, "voq", 78) for sw in switches)
+        s = sim.run("20us")
+        # zero load through one switch: 100 ns wire + 50 + 50 ns + 100 ns wire + 256 B at 4 B/ns
+        assert s["network_latency_ns"]["min"] == pytest.approx(364.0)
+
 
 class TestExtends:
     FILE = """\
