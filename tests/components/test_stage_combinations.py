@@ -31,6 +31,7 @@ and machine), so the suite's time stays put and a failure in CI fails the same w
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 import attrs
@@ -51,8 +52,9 @@ from .hang import hang_guard
 MTU, HEADER = 256, 26
 #: summary keys that measure the wall clock (tests/test_determinism.py)
 TIMING = ("wall_s", "events_per_s", "packet_hops_per_s", "routing_time_s")
-#: examples per route kind (:data:`ROUTES`) of the main property
-EXAMPLES = 8
+#: examples per route kind (:data:`ROUTES`) of the main property; a longer search than CI's:
+#: ``IBFABRIC_STAGE_EXAMPLES=200 pytest tests/components/test_stage_combinations.py``
+EXAMPLES = int(os.environ.get("IBFABRIC_STAGE_EXAMPLES", "8"))
 #: wall-clock seconds after which a run counts as a hang (a case takes well under a second)
 HANG_S = 30
 
