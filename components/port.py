@@ -115,9 +115,10 @@ class TxPort:
     state : PortState
         IBA port state (:mod:`.portstate`); :meth:`set_state` changes it.
     step : callable
-        ``step(now) -> next time``: what the port does at a wake-up, bound by
-        :meth:`bind` from its state (and, for a switch port, its stages), so
-        that the per-packet path tests no state and no feature.
+        ``step(now) -> next time``: what the port does at a wake-up; :meth:`bind`
+        binds another to the instance for a state other than Active (and, for a
+        switch port, for stages other than the plain ones), so that the
+        per-packet path tests no state and no feature.
     """
 
     # the attributes every port has are slots: one compact object per port, not an object and a
@@ -128,7 +129,7 @@ class TxPort:
     # touches three or four of the object's five cache lines rather than all of them.
     __slots__ = (
         "running", "busy_until", "own_wake", "early_at", "returns", "wants",
-        "cands", "nvl", "mcands", "gen", "check", "single", "credits", "step", "env",
+        "cands", "nvl", "mcands", "gen", "check", "single", "credits", "env",
         "loop", "next_t", "byte_time", "delay", "peer_rx", "window", "busy", "last_end",
         "last_start", "sent", "pick_one", "arbiter", "ready", "node", "port", "link",
         "capacity", "early_wakes", "state", "__dict__", "__weakref__",
@@ -177,7 +178,6 @@ class TxPort:
         self.early_wakes = 0
         self.state = PortState.ACTIVE
         self.mcands: list = []
-        self.step = self._step
         self.loop.schedule(self.loop.now, self, 0)
 
     # ----------------------------------------------------------- wiring
@@ -206,9 +206,13 @@ class TxPort:
         self.wake_by(self.run_step(now))
 
     def bind(self) -> None:
-        """Bind :attr:`step` to what the port does in its state: :meth:`_step` while Active,
-        :meth:`_step_inactive` otherwise."""
-        self.step = self._step if self.state == PortState.ACTIVE else self._step_inactive
+        """Bind :meth:`step` to what the port does in its state: the class's own while Active,
+        :meth:`_step_inactive` otherwise (an attribute of the instance, which the class's method is
+        again once it is gone: a port that never leaves Active carries no bound-method object)."""
+        if self.state == PortState.ACTIVE:
+            self.__dict__.pop("step", None)
+        else:
+            self.step = self._step_inactive
 
     def set_state(self, state: PortState, now: float) -> None:
         """Put the port in *state* at *now* (IBA PortInfo.PortState; :mod:`.failures` moves both ends of a
@@ -301,7 +305,7 @@ class TxPort:
             self.early_wakes += 1
             self.loop.schedule(t, self, EARLY)
 
-    def _step(self, now: float) -> float:
+    def step(self, now: float) -> float:
         """Do what can be done at *now*; return when to look again (INF: when poked)."""
         if now < self.busy_until:
             # a wake-up that an early one overtook: the link is still sending its packet

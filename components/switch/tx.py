@@ -54,16 +54,20 @@ from .outbuf import OutputBuffers
 __all__ = ["SwitchTx"]
 
 ACTIVE = PortState.ACTIVE
+#: the methods bind() may put in a port's dictionary
+_BOUND = ("step", "try_send", "pick", "send", "after_send", "transfer", "next_transfer", "accept", "room_time")
 
 
 class SwitchTx(OutputBuffers, InactiveSide, TxPort):
     """A switch output port (see the module docstring for its bound methods)."""
 
     # slots, as TxPort's: on a large fabric an instance dictionary is two more cold objects per look
+    # (the methods a wake-up runs -- step, try_send, pick, send, after_send, transfer, accept, room_time -- are
+    # the class's for a plain port, which then carries no bound-method object: on a large fabric each
+    # would be a cold cache line per look; bind() puts the others in the instance's dictionary)
     __slots__ = (
-        "room", "pick", "try_send", "send", "transfer", "after_send", "accept", "room_time", "chosen",
-        "next_transfer", "plan", "engine", "mq", "mfifo", "owner", "mprio", "escape_reserve", "xweights", "xptr",
-        "xused",
+        "room", "chosen",
+        "plan", "engine", "mq", "mfifo", "owner", "mprio", "escape_reserve", "xweights", "xptr", "xused",
         "obuf", "ocap", "ofree", "oqueued", "osince", "on_link", "xfree", "rr", "link_free",  # (OutputBuffers')
     )
 
@@ -91,21 +95,30 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
     # ------------------------------------------------------------ binding
 
     def bind(self) -> None:
-        """Bind the methods a wake-up runs from the switch's plan and the port's state (module docstring)."""
+        """Bind the methods a wake-up runs from the switch's plan and the port's state (module docstring).
+
+        A plain port -- Active, straight to the link, no routing options, FIFO crossbar order, no multicast
+        stage, no watcher -- runs the class's own methods; every other choice is bound to the instance."""
+        for name in _BOUND:  # (no dictionary is made for a port that never had one)
+            try:
+                delattr(self, name)
+            except AttributeError:
+                pass
         plan = self.plan
         buffered = self.obuf is not None
         self.room = self.ofree if buffered else self.credits
-        self.room_time = self._obuf_room_time if buffered else self.credit_time
-        self.accept = self._accept_buffered if buffered else self._accept_direct
-        self.pick = plan.pick_for(self)
-        self.send = self._send_buffered if buffered else self._send
         if buffered:
-            self.transfer = self._transfer
-            self.try_send = None
-            self.next_transfer, self.wants = plan.buffered_for(self)
-        else:
-            self.try_send = self._try_single if self.single and not plan.options else self._try_vls
-            self.after_send = self._after_single if self.single and not plan.options else self._after_any
+            self.step = self._step_buffered
+            self.send = self._send_buffered
+            self.accept = self._accept_buffered
+            self.room_time = self._obuf_room_time
+            next_transfer, self.wants = plan.buffered_for(self)
+            if plan.options:  # (else the class's own)
+                self.next_transfer = next_transfer
+        if plan.options:
+            self.pick = plan.pick_for(self)
+            if not buffered:
+                self.after_send = self._after_any
         if plan.wrr:
             from .crossbar import wrap_wrr
 
@@ -116,10 +129,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
             wrap_multicast(self)
         if self.state != ACTIVE:
             self.step = self._step_inactive
-        else:
-            self.step = self._step_buffered if buffered else self._step_direct
-            if plan.lifetimes is not None:
-                plan.lifetimes.wrap(self)
+        elif plan.lifetimes is not None:
+            plan.lifetimes.wrap(self)
 
     # ------------------------------------------------------------ straight to the link
 
@@ -155,8 +166,11 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
                 nxt = t
         return None, nxt
 
-    def _try_single(self, now: float):
-        """One data VL and an arbiter that would always choose it: no VL arbitration."""
+    def try_send(self, now: float):
+        """VL15 first, then the data VL the arbiter picks among those whose candidate may cross now
+        (with one data VL and an arbiter that would always choose it: no VL arbitration)."""
+        if not self.single:
+            return self._try_vls(now)
         nxt = INF
         if self.mcands:
             end, nxt = self._try_vl15(now)
@@ -177,7 +191,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         return self.send(c, c.q[0], 0, now)
 
     def _try_vls(self, now: float):
-        """VL15 first, then the data VL the arbiter picks among those whose candidate may cross now."""
+        """:meth:`try_send` with VL arbitration."""
         nxt = INF
         if self.mcands:
             end, nxt = self._try_vl15(now)
@@ -221,11 +235,12 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         self.launch(p, vl, now, end)
         return end
 
-    def _after_single(self, end: float) -> float:
-        """When to look again after a transmission that ends at *end* (one VL, plain crossbar): the first
-        moment one of the candidates could go, never later (a poke cannot bring that forward)."""
-        if self.mcands:
-            return end
+    def after_send(self, end: float) -> float:
+        """When to look again after a transmission that ends at *end*: with one VL and the plain crossbar,
+        the first moment one of the candidates could go, never later (a poke cannot bring that forward);
+        else at once if anything waits."""
+        if self.mcands or not self.single:
+            return end if self.mcands or any(self.cands) else INF
         c = self.cands[0]
         if not c:
             return INF
@@ -256,6 +271,16 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         self.launch(p, vl, now, end)
         self.busy_until = end
         return end
+
+    # the plain port's methods (bind() binds others to the instance)
+    step = _step_direct
+    pick = _pick
+    send = _send
+    accept = _accept_direct
+
+    room_time = TxPort.credit_time
+    transfer = OutputBuffers._transfer
+    next_transfer = OutputBuffers._next_transfer
 
     # ------------------------------------------------------------ VL15
 
