@@ -91,6 +91,10 @@ VARIANTS: dict[str, tuple[str, dict[str, str | None], str | None]] = {
     "before": ("the configuration before issue 31 as shipped (as before-7.2, crossbarSpeedup 1)",
                {"**.crossbarArbiter": None, "**.outputBufferSize": None, "**.vlBufferSize": None,
                 "**.crossbarSpeedup": "1"}, None),
+    "fixed-25ns": ("a constant 24.9 ns more on every path (each wire 1.1245 m: +12.45 ns, two a path), the sum of the "
+                   "two internal buses' times for 256 B (16 ns in the HCA, 8.9 in the switch): NOT in the model's code "
+                   "(vlarb.cc: a bus only delays the next grant), what a fixed delay of that size would do",
+                   {"**.length": "1.1245m"}, None),
     "constant": ("constant arrivals (arrival constant)", {"**.arrival": "constant"}, None),
     "min-gap": ("Poisson gaps with a minimum of one packet time, scaled to the nominal load", {}, "min-gap"),
     "min-gap-nominal": ("max(exponential gap of mean D/load, D), as the model's app with msg2msgGap of mean D/load "
