@@ -9,6 +9,8 @@
   source and the inter-packet delay it gives, in the port's own wake-up;
 - :mod:`~ibfabric.components.cc.manager`: the set-up, CNPs from the
   destination, BECNs at the source, counts and the summary section;
+- :mod:`~ibfabric.components.cc.flows`: per-flow throughput and latency,
+  victims and contributors (with congestion control on or off).
 
 Off by default: a run without it builds none of these and runs the data
 path as before (docs/congestion-control.md).

@@ -45,8 +45,12 @@ def settings_of(sm) -> CCSettings:
 
 
 def configure(sm) -> "CongestionControl | None":
-    """Set up congestion control for the simulation of *sm* if its settings turn it on; return it."""
+    """Set up congestion control for the simulation of *sm* if its settings turn it on, and the per-flow
+    measurement (:mod:`~.flows`) if it is on or a traffic pattern names contributors; return it."""
+    from .flows import attach_flows
+
     s = settings_of(sm)
+    attach_flows(sm.sim, force=s.enabled)
     if not s.enabled:
         return None
     cc = CongestionControl(sm.sim, s)

@@ -10,11 +10,12 @@ port marks too.
 What this model takes for each (the architecture leaves them to the
 implementation):
 
-- **the queue** of output port VL *vl* is the credits held by the read
-  points offered to it (:attr:`~ibfabric.components.port.TxPort.cands`:
-  a virtual output queue holds only packets for this port; a FIFO whose
-  head waits for it counts whole), plus its output VL buffer if it has
-  one; it is congested from ``(16 - threshold)/16`` of one input VL buffer
+- **the queue** of output port VL *vl* is the credits of the packets
+  routed to it in the read points offered to it
+  (:attr:`~ibfabric.components.port.TxPort.cands`: the whole of a virtual
+  output queue, the packets of a FIFO routed here, not those behind its
+  head bound elsewhere), plus its output VL buffer if it has one (what an
+  input-buffered switch's per-output counters see); it is congested from ``(16 - threshold)/16`` of one input VL buffer
   on (:meth:`~.settings.CCSettings.limit_credits`; threshold 0 never marks);
 - **the root**: a port VL whose downstream buffer holds less than half its
   size (:meth:`held <ibfabric.components.switch.rx.SwitchRx.held>` by the
@@ -46,8 +47,9 @@ def queued_credits(tx, vl: int) -> int:
     """The credits waiting for output port *tx* on VL *vl* (the module docstring's queue)."""
     q = 0
     for c in tx.cands[vl]:
-        occ = getattr(c, "occ", None)
-        q += occ if occ is not None else sum(p.credits for p in c.q)
+        for p in c.q:
+            if p.out_port is tx:
+                q += p.credits
     if tx.obuf is not None:
         q += tx.oqueued[vl]
     return q
