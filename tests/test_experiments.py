@@ -26,3 +26,14 @@ def test_alfaro2001_delay_run(tmp_path):
         assert job["per_sl"][sl]["packets"] > 0
         assert job["per_sl"][sl]["delay_under"]["IAT/32"] == 1.0
     assert "Figs. 8-9" in proc.stdout
+
+
+def test_congestion_control_quick_run():
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "congestion_control.py"), "--quick"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| two-switch") or line.startswith("| fattree")]
+    assert len(rows) == 4  # each fabric with congestion control off and on
+    # the two-switch victim gains with congestion control even in this short run
+    off, on = (float(r.split("|")[3]) for r in rows[:2])
+    assert on > 1.5 * off

@@ -2,7 +2,7 @@
 
 IBA 1.2.1 Annex A10 (Switch Congestion Setting): a port VL is *congested*
 when the packets waiting for it pass ``threshold``, and a congested port
-VL marks the packets it sends with FECN -- one in ``marking_rate + 1`` of
+VL marks the unicast packets it sends with FECN -- one in ``marking_rate + 1`` of
 those eligible (at least ``packet_size`` credits) -- when it is the *root*
 of the congestion, or when its bit in ``victim_mask`` says that a victim
 port marks too.
@@ -41,6 +41,9 @@ from __future__ import annotations
 from ..packet import VL15
 
 __all__ = ["Marker", "queued_credits"]
+
+#: the first multicast LID: multicast packets are not marked (a CNP answers one source's unicast flow)
+MULTICAST = 0xC000
 
 
 def queued_credits(tx, vl: int) -> int:
@@ -91,7 +94,7 @@ class Marker:
         skip = [0] * tx.nvl  # eligible packets since the last mark, per VL
 
         def mark_launch(p, vl: int, now: float, end: float) -> None:
-            if vl != VL15 and p.credits >= min_credits and queued_credits(tx, vl) >= limit:
+            if vl != VL15 and p.credits >= min_credits and p.dlid < MULTICAST and queued_credits(tx, vl) >= limit:
                 if victim or held(vl) < half[vl]:
                     key = (port, vl)
                     eligible[key] = eligible.get(key, 0) + 1
