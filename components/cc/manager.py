@@ -141,8 +141,7 @@ class CongestionControl:
         flows = []
         for (path, _port), th in self.throttles.items():
             for flow in sorted(th.ccti):
-                sl = flow if th.per_sl else 0
-                flows.append(th.index(flow, sl, now))
+                flows.append(th.index(flow, th.flow_sl[flow], now))
         ports = {}
         for m in self.markers:
             for (port, vl), n in sorted(m.marks.items()):

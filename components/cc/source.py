@@ -56,6 +56,8 @@ class Throttle:
         self.becns = 0
         #: BECNs taken per flow
         self.flow_becns: dict[int, int] = {}
+        #: the SL each flow's BECNs came on (whose CA Congestion Setting entry governs its timer)
+        self.flow_sl: dict[int, int] = {}
         self.max_ccti = 0
 
     def flow_of(self, p) -> int:
@@ -86,6 +88,7 @@ class Throttle:
         self.tick[flow] = int(now // e.period) if e.ccti_timer else 0
         self.becns += 1
         self.flow_becns[flow] = self.flow_becns.get(flow, 0) + 1
+        self.flow_sl[flow] = sl
         if c > self.max_ccti:
             self.max_ccti = c
         return c

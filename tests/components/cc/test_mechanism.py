@@ -181,6 +181,20 @@ class TestInjectionDelay:
         assert len(gaps) > 20 and np.all(gaps == 256 * 4.0 + 400.0)
 
 
+class TestSignal:
+    def test_the_ccti_over_time_is_a_signal(self):
+        ov = {"**.v.load": "0.6", "**.load": "1.0", "**.traffic": "cc-crafted", "**.messageSize": "2048B",
+              "**.sm.congestionControl": "true", "**.sm.ccThreshold": "2"}
+        sim = Simulation(TWO_SWITCHES, overrides=ov, plugins=[crafted_plugin], seed=3)
+        rec = sim.record("ccti", "vector", "max", modules="**.c*")
+        with pytest.warns(Warning):
+            sim.run("200us")
+        th = cc_of(sim).throttle_of(sim.module("twosw.c0"))
+        t, v = rec.per_module["twosw.c0"].vector()
+        assert len(t) == th.becns > 0 and np.all(np.diff(t) >= 0)
+        assert v.max() == th.max_ccti  # each BECN emits the index it raised the flow to
+
+
 class TestRuns:
     def test_conservation_with_congestion_control(self):
         _, s = crafted(check=True, until="300us")
