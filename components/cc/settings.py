@@ -98,7 +98,7 @@ class CCSettings:
     """
 
     enabled: bool = False
-    threshold: int = attrs.field(default=15, validator=_in(0, 15))
+    threshold: int = attrs.field(default=8, validator=_in(0, 15))
     marking_rate: int = attrs.field(default=0, validator=_in(0, 0xFFFF))
     packet_size: int = attrs.field(default=0, validator=_in(0, 0xFF))
     victim_mask: int = 0
