@@ -25,13 +25,18 @@ MAX_FLOWS = 256
 
 
 def _pattern_with_roles(sim):
-    """The traffic pattern of the run's hosts that has contributors, or None."""
+    """The traffic pattern of the run's hosts that has contributors, or None.  A pattern that cannot be
+    built is left to its host, which reports it at its own place in the topology when it starts."""
+    from ibfabric.errors import IbfabricError
+
     for h in sim.hosts:
-        name = str(h.params["traffic"]) if "traffic" in h.params else ""
-        if name:
-            pattern = sim.traffic_pattern(name, str(h.params["trafficOptions"]))
-            if getattr(pattern, "contributors", None) is not None:
-                return pattern
+        try:
+            name = str(h.params["traffic"])
+            pattern = sim.traffic_pattern(name, str(h.params["trafficOptions"])) if name else None
+        except (KeyError, IbfabricError):
+            continue
+        if getattr(pattern, "contributors", None) is not None:
+            return pattern
     return None
 
 

@@ -106,15 +106,17 @@ class CongestionControl:
         if p in self.cnps:
             self.cnps.remove(p)
             self.marked.discard(p)  # a CNP is never answered
-            self.sim.call_at(t, self.becn, p, node)
+            if (getattr(node, "path", None), getattr(node, "first_port", None)) in self.throttles:
+                self.sim.call_at(t, self.becn, p, node)
         elif p in self.marked:
             self.marked.remove(p)
             self.fecn_delivered += 1
-            self.sim.call_at(t, self.send_cnp, p, node)
+            if hasattr(node, "send_packet"):  # (a third-party host type that cannot send does not answer)
+                self.sim.call_at(t, self.send_cnp, p, node)
 
     def send_cnp(self, p, node) -> None:
         """Send the CNP that answers *p*, marked with FECN and delivered to *node* (now)."""
-        size = max(node.header_size, 1)
+        size = max(getattr(node, "header_size", 26), 1)
         cnp = Packet(p.dlid, p.slid, p.sl, size, credits_for(size), p.dst, p.src, cls=3)
         self.cnps.add(cnp)
         self.cnps_sent += 1
