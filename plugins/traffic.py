@@ -16,7 +16,13 @@ Built-ins (registered through the ``traffic`` entry point):
     A fraction of the traffic (option ``fraction``, default 0.1) goes to one
     endpoint (option ``node``, a host's name, or ``hotspot``, its index;
     default drawn from the run's seed), the rest is uniform (Martínez et al.
-    2003 §5.1 use 5, 10 and 20 %).
+    2003 §5.1 use 5, 10 and 20 %).  With option ``contributors`` (a count,
+    or host names separated by commas), the congestion-control experiments'
+    form (Gran et al. 2010): that many endpoints, drawn from the run's seed
+    (or those named), are *contributors* and send to the
+    hot spot (all their traffic, or ``fraction`` of it if given, the rest as
+    victims do); every other endpoint is a *victim* and sends uniformly to
+    the endpoints other than the hot spot.
 
 A pattern registered with ``host_names=True`` also receives the names of
 the endpoints (module paths, in endpoint order) as the keyword argument
@@ -212,15 +218,17 @@ def host_index(name: str, host_names, what: str) -> int:
 
 
 class HotSpot(TrafficPattern):
-    """A fraction of all traffic to one hot endpoint, the rest uniform."""
+    """A fraction of all traffic to one hot endpoint, the rest uniform (or contributors and victims)."""
 
     name = "hot-spot"
-    option_names = ("fraction", "hotspot", "node")
+    option_names = ("contributors", "fraction", "hotspot", "node", "victimTo", "victims")
+    idle_reason = "with 'victims' or 'victimTo' given, they are neither contributors nor victims"
 
     def __init__(self, num_hosts, options=None, rng=None, host_names=None):
         super().__init__(num_hosts, options, rng)
+        contributors = "contributors" in self.options
         try:
-            self.fraction = float(self.options.get("fraction", "0.1"))
+            self.fraction = float(self.options.get("fraction", "1" if contributors else "0.1"))
         except ValueError:
             raise ConfigError(f"hot-spot 'fraction' must be a number (got {self.options['fraction']!r})") from None
         if not 0 <= self.fraction <= 1:
@@ -238,8 +246,77 @@ class HotSpot(TrafficPattern):
                 raise ConfigError(f"hot-spot 'hotspot' must be in 0..{num_hosts - 1} (got {self.hotspot})")
         else:
             self.hotspot = int(self.rng.integers(num_hosts))
+        #: the contributors' endpoint indices (sorted), or None: every endpoint sends ``fraction`` to the hot spot
+        self.contributors: frozenset[int] | None = None
+        if contributors:
+            text = self.options["contributors"].strip()
+            if text.isdigit():
+                k = int(text)
+                if not 1 <= k <= num_hosts - 1:
+                    raise ConfigError(f"hot-spot 'contributors' must be 1..{num_hosts - 1}, the endpoints other"
+                                      f" than the hot spot (got {k})")
+                others = np.array([h for h in range(num_hosts) if h != self.hotspot])
+                self.contributors = frozenset(int(h) for h in self.rng.choice(others, k, replace=False))
+            else:
+                chosen = [host_index(n.strip(), host_names, "hot-spot 'contributors'") for n in text.split(",")
+                          if n.strip()]
+                if self.hotspot in chosen:
+                    raise ConfigError("hot-spot 'contributors' names the hot spot itself")
+                self.contributors = frozenset(chosen)
+        #: the victims that send (None: every endpoint that is not a contributor) and where they send
+        #: (-1: uniformly to the endpoints other than the hot spot)
+        self.victims: frozenset[int] | None = None
+        self.victim_to = -1
+        for key in ("victims", "victimTo"):
+            if key in self.options and self.contributors is None:
+                raise ConfigError(f"hot-spot '{key}' needs 'contributors'")
+        if "victims" in self.options:
+            self.victims = frozenset(host_index(n.strip(), host_names, "hot-spot 'victims'")
+                                     for n in self.options["victims"].split(",") if n.strip())
+            both = self.victims & self.contributors
+            if both or self.hotspot in self.victims:
+                raise ConfigError("hot-spot 'victims' must name endpoints that are neither contributors nor the"
+                                  " hot spot")
+        if "victimTo" in self.options:
+            self.victim_to = host_index(self.options["victimTo"], host_names, "hot-spot 'victimTo'")
+            if self.victim_to == self.hotspot:
+                raise ConfigError("hot-spot 'victimTo' is the hot spot itself")
+            if num_hosts < 3:
+                raise ConfigError("hot-spot with 'contributors' needs at least 3 endpoints (victims send to"
+                                  " endpoints other than the hot spot)")
+
+    def active(self, src: int) -> bool:
+        if self.contributors is None or src in self.contributors:
+            return True
+        if self.victims is not None and src not in self.victims:
+            return False
+        return src != self.victim_to
+
+    def role(self, src: int) -> str:
+        """``"contributor"`` or ``"victim"`` (with ``contributors``); ``"source"`` otherwise."""
+        if self.contributors is None:
+            return "source"
+        return "contributor" if src in self.contributors else "victim"
 
     def destinations(self, src: int, rng: np.random.Generator, n: int) -> np.ndarray:
+        if self.contributors is not None:
+            # victims (and a contributor's other traffic): uniform over the endpoints but src and the hot spot
+            if src not in self.contributors and self.victim_to >= 0:
+                return np.full(n, self.victim_to, dtype=np.int64)
+            if src == self.hotspot:
+                d = rng.integers(0, self.num_hosts - 1, n)
+                d[d >= src] += 1
+                return d
+            d = rng.integers(0, self.num_hosts - 2, n)
+            lo, hi = sorted((src, self.hotspot))
+            d[d >= lo] += 1
+            d[d >= hi] += 1
+            if src in self.contributors:
+                if self.fraction >= 1:
+                    d[:] = self.hotspot
+                else:
+                    d[rng.random(n) < self.fraction] = self.hotspot
+            return d
         d = rng.integers(0, self.num_hosts - 1, n)
         d[d >= src] += 1
         if src != self.hotspot:

@@ -71,7 +71,8 @@ DATA_KEYS = {
     "qos.options": "<option>", "subnet_manager.smps_lost_by_reason": "<reason>",
     "assimilations[].discarded": "<reason>", "assimilations[].discarded_until_active": "<reason>",
     "qos.utilisation.host_interfaces.ports": "<port>", "qos.utilisation.switch_ports.ports": "<port>",
-    "versions.plugins": "<distribution>",
+    "versions.plugins": "<distribution>", "congestion_control.marking_ports": "<port>", "flows.roles": "<role>",
+    "flows.per_flow": "<flow>",
 }
 
 
@@ -143,13 +144,20 @@ def qos():
     return sim.run("100us")
 
 
+def congestion_control():
+    sim = ibfabric.load("irregular16", seed=1, warmup="20us", overrides={
+        "**.traffic": "hot-spot", "**.trafficOptions": "contributors=6 node=h1_1", "**.load": "0.6",
+        "**.sm.congestionControl": "true"})
+    return sim.run("60us")
+
+
 @pytest.fixture(scope="module")
 def summaries():
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {f.__name__: f() for f in (plain, multicast_realtime, scenario, dynamic_sm, qos)}
+        return {f.__name__: f() for f in (plain, multicast_realtime, scenario, dynamic_sm, qos, congestion_control)}
 
 
 def test_the_representative_runs_have_their_sections(summaries):
@@ -157,9 +165,11 @@ def test_the_representative_runs_have_their_sections(summaries):
     assert summaries["scenario"]["scenario"]
     assert summaries["dynamic_sm"]["assimilations"][0]["phase2"] is not None
     assert summaries["qos"]["qos"]["per_sl"]
+    assert summaries["congestion_control"]["congestion_control"]["becn_received"] > 0
+    assert summaries["congestion_control"]["flows"]["hot_spot"]
 
 
-@pytest.mark.parametrize("run", ["plain", "multicast_realtime", "scenario", "dynamic_sm", "qos"])
+@pytest.mark.parametrize("run", ["plain", "multicast_realtime", "scenario", "dynamic_sm", "qos", "congestion_control"])
 def test_every_summary_key_is_documented(summaries, run):
     page = documented("measurements.md")
     missing = sorted(p for p in key_paths(summaries[run]) if p not in page)

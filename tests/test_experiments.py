@@ -57,3 +57,13 @@ def test_omnetpp_ib_port_overflows_by_the_models_rules(tmp_path):
     assert proc.returncode == 0, proc.stderr
     rows = {r["rules"]: r for r in json.loads(out.read_text())["rows"]}
     assert rows["model"]["overflows_per_ms"] > 0 and rows["counted"]["overflows_per_ms"] == 0
+
+def test_congestion_control_quick_run():
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "congestion_control.py"), "--quick"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| two-switch") or line.startswith("| fattree")]
+    assert len(rows) == 4  # each fabric with congestion control off and on
+    # the two-switch victim gains with congestion control even in this short run
+    off, on = (float(r.split("|")[3]) for r in rows[:2])
+    assert on > 1.5 * off

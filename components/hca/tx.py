@@ -199,6 +199,16 @@ class HcaTx(TxPort):
         self.launch(p, vl, now, end)
         return end
 
+    # what another stage of the send side calls (congestion control's throttle, ibfabric.components.cc.source)
+
+    def dma(self) -> None:
+        """Move the packets of the send queues that fit into the port's VL buffers, in SL priority order."""
+        self._dma()
+
+    def inject(self, p: Packet, vl: int, now: float) -> float:
+        """Put *p*, taken from its VL buffer, on the wire on VL *vl* at *now*; return when it ends."""
+        return self._launch(p, vl, now)
+
     def queued_packets(self) -> int:
         """Packets at the source: in send queues and VL buffers, not yet on the wire."""
         return self.queued + sum(len(vb.q) for vb in self.vbuf) + len(self.mgmt)

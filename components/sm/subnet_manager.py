@@ -63,6 +63,10 @@ class SubnetManager(Module):
                 from .manager import attach
 
                 self.dynamic = attach(self, tables, self._declared)
+            from ..cc.manager import configure as configure_cc
+
+            #: the fabric's congestion control (:mod:`ibfabric.components.cc`), or None when it is off
+            self.cc = configure_cc(self)
 
     def configure(self) -> ForwardingTables:
         """Assign LIDs, run the routing engine and install its tables in every switch.

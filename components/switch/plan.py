@@ -12,7 +12,8 @@ crossbar               ``crossbarArbiter``, ``crossbarWeights``,       FIFO or w
 output side            ``outputBufferSize``                            straight to the link, or output VL
                                                                        buffers
 VL arbiter             ``arbiter`` (a plugin)                          IBA VLArb tables, ...
-watchers               ``dropper`` (a plugin)                          lifetimes (HLL, SLL), arrival checks
+watchers               ``dropper`` (a plugin); the subnet manager's    lifetimes (HLL, SLL), arrival checks;
+                       ``congestionControl``                           FECN marking (congestion control)
 port state             the link's and the subnet manager's doings      Down, Init, Armed, Active
 =====================  ==============================================  ====================================
 
@@ -73,6 +74,9 @@ class Plan:
         self.weights: list[int] = []
         #: the lifetime watcher (:mod:`~ibfabric.components.switch.lifetimes`), or None
         self.lifetimes = None
+        #: the FECN marker of congestion control (:mod:`ibfabric.components.cc.marking`), or None: set by the
+        #: subnet manager when it turns congestion control on, before the run
+        self.marker = None
         if getattr(sw.dropper, "lifetimes", False):
             from .lifetimes import Lifetimes
 

@@ -11,6 +11,9 @@ plain switch runs no test for a feature it does not use:
     or through output VL buffers (:meth:`~.outbuf.OutputBuffers._step_buffered`);
     a port that is not Active steps as :mod:`ibfabric.components.failures`
     says; a lifetime watcher wraps it (:mod:`~ibfabric.components.switch.lifetimes`).
+``launch(p, vl, now, end)``
+    :meth:`TxPort.launch <ibfabric.components.port.TxPort.launch>`; congestion control's FECN marker
+    wraps it (:mod:`ibfabric.components.cc.marking`).
 ``try_send(now)`` (straight to the link) / ``transfer(now)`` (output buffers)
     The crossbar: the first candidate of each output VL that may cross now
     (``pick``), then, straight to the link, the VL arbiter's choice among
@@ -131,6 +134,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
             self.step = self._step_inactive
         elif plan.lifetimes is not None:
             plan.lifetimes.wrap(self)
+        if plan.marker is not None:
+            plan.marker.wrap(self)
 
     # ------------------------------------------------------------ straight to the link
 

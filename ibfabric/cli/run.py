@@ -279,6 +279,17 @@ def print_summary(s: dict[str, Any]) -> None:
                 what = label.format(name.replace("_", " "))
                 rows.append((f"{what}: accepted / latency mean",
                              f"{_fmt(g['accepted_load'], digits=3)} / {_fmt(g['latency_ns']['mean'], ' ns')}"))
+    cc = s.get("congestion_control")
+    if cc:  # docs/congestion-control.md
+        rows.append(("FECN marked / CNPs / BECNs", f"{_fmt(cc['fecn_marked'])} / {_fmt(cc['cnp_sent'])} /"
+                                                   f" {_fmt(cc['becn_received'])}"))
+        rows.append(("CCTI max / mean at end", f"{_fmt(cc['ccti_max'])} / {_fmt(cc['ccti_mean_at_end'], digits=1)}"))
+    for role, g in ((s.get("flows") or {}).get("roles") or {}).items():
+        rows.append((f"{role}s ({g['hosts']}): of link per host / latency mean",
+                     f"{_fmt(g['per_host_of_link'], digits=3)} / {_fmt(g['latency_mean_ns'], ' ns')}"))
+    hot = (s.get("flows") or {}).get("hot_spot")
+    if hot:
+        rows.append(("hot spot: of its link", _fmt(hot["of_link"], digits=3)))
     for r in rows:
         t.add_row(*r)
     console.print(t)

@@ -5,8 +5,8 @@ the multicast engines), a combination of switch stages -- input organisation (FI
 queues, adaptive + escape split), route (one port, routing options chosen at lookup or arbitration,
 Kim's SLID multipath, multicast copy sets with each replication engine), crossbar (FIFO or weighted
 round robin, with speedup), output side (straight to the link or output VL buffers), watchers (an HLL
-dropper that drops), 1 or 2 data VLs with traffic on several SLs -- and failures and restores of
-links and nodes at random times.  Each case runs with the data path's audits on (``check=True``:
+dropper that drops), 1 or 2 data VLs with traffic on several SLs, congestion control on or off -- and
+failures and restores of links and nodes at random times.  Each case runs with the data path's audits on (``check=True``:
 the credit invariant at every transmission, no port asleep while it could send) and must
 
 - conserve packets: injected + multicast copies == delivered + dropped + in flight;
@@ -298,7 +298,11 @@ def cases(draw, route: str) -> Case:
     if hll:
         deadlock_free = True  # a head whose lifetime runs out is dropped: no wait lasts (docs/model.md)
     events = draw(scripted_events(fabric, until))
-    return Case(fabric, ov, events, sends, until, draw(st.integers(1, 1000)), deadlock_free)
+    seed = draw(st.integers(1, 1000))
+    if draw(st.booleans()):  # congestion control (issue 33): FECN marking, CNPs, CCT throttling
+        ov.update({"**.sm.congestionControl": "true", "**.sm.ccThreshold": draw(st.sampled_from(["8", "15"])),
+                   "**.sm.ccCctiTimer": draw(st.sampled_from(["1", "10"]))})
+    return Case(fabric, ov, events, sends, until, seed, deadlock_free)
 
 
 # ------------------------------------------------------------------ the properties
@@ -419,6 +423,8 @@ def test_every_stage_combination_conserves_credits_copies_and_runs(route, data):
     event(f"{'split' if '**.escapeBufferSize' in ov else ov['**.inputQueues']} input buffers,"
           f" {'output buffers' if ov['**.outputBufferSize'] != '0B' else 'straight to the link'}")
     event("deadlock (allowed)" if deadlock else "no deadlock")
+    if "**.sm.congestionControl" in ov:
+        event(f"congestion control: {'BECNs' if s['congestion_control']['becn_received'] else 'no BECN'}")
     for reason in s["drops_by_reason"]:
         event(f"drops: {reason}")
 

@@ -111,6 +111,52 @@ class TestHotSpot:
             Simulation("irregular16", overrides={**ov, "**.trafficOptions": '"node=h1_9"'}, seed=1)
 
 
+class TestHotSpotContributors:
+    """The congestion-control experiments' form: contributors to the hot spot, victims elsewhere (issue 33)."""
+
+    NAMES = [f"net.h{i}" for i in range(8)]
+
+    def test_contributors_send_everything_to_the_hot_spot_and_victims_never(self):
+        pat = HotSpot(8, {"contributors": "3", "hotspot": "2"}, np.random.default_rng(1))
+        assert len(pat.contributors) == 3 and 2 not in pat.contributors
+        rng = np.random.default_rng(0)
+        for src in range(8):
+            d = pat.destinations(src, rng, 4000)
+            if src in pat.contributors:
+                assert pat.role(src) == "contributor" and (d == 2).all()
+            else:
+                assert pat.role(src) == "victim"
+                counts = np.bincount(d, minlength=8)
+                assert counts[2] == 0 and counts[src] == 0
+                others = [h for h in range(8) if h not in (2, src)]
+                assert counts[others].min() > 4000 / len(others) * 0.8  # uniform over the others
+
+    def test_named_contributors_victims_and_their_destination(self):
+        pat = HotSpot(8, {"contributors": "h1,h3", "node": "h0", "victims": "h5", "victimTo": "h6"},
+                      host_names=self.NAMES)
+        assert pat.contributors == {1, 3} and pat.victims == {5} and pat.victim_to == 6
+        assert [s for s in range(8) if pat.active(s)] == [1, 3, 5]
+        assert (pat.destinations(5, np.random.default_rng(0), 10) == 6).all()
+        assert (pat.destinations(3, np.random.default_rng(0), 10) == 0).all()
+
+    def test_a_contributor_fraction_leaves_the_rest_to_victim_destinations(self):
+        pat = HotSpot(8, {"contributors": "h1", "node": "h0", "fraction": "0.25"}, host_names=self.NAMES)
+        d = pat.destinations(1, np.random.default_rng(2), 20_000)
+        assert abs((d == 0).mean() - 0.25) < 0.02 and not (d == 1).any()
+
+    @pytest.mark.parametrize("opts, match", [
+        ({"contributors": "8"}, "must be 1..7"),
+        ({"contributors": "h0", "node": "h0"}, "names the hot spot itself"),
+        ({"contributors": "h9", "node": "h0"}, "no host named 'h9'"),
+        ({"victims": "h1", "node": "h0"}, "'victims' needs 'contributors'"),
+        ({"contributors": "h1", "victims": "h1", "node": "h0"}, "neither contributors nor the hot spot"),
+        ({"contributors": "h1", "victimTo": "h0", "node": "h0"}, "'victimTo' is the hot spot"),
+    ])
+    def test_bad_options(self, opts, match):
+        with pytest.raises(ConfigError, match=match):
+            HotSpot(8, opts, np.random.default_rng(0), host_names=self.NAMES)
+
+
 def test_doctests():
     import doctest
 
