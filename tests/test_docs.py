@@ -143,13 +143,24 @@ def qos():
     return sim.run("100us")
 
 
+def workload():
+    from ibfabric.components.hca.workload import Workload
+    from ibfabric.plugins.workloads import BUILTINS, build_schedule
+
+    sim = ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.1",
+                                                        "**.routing": "updn"})
+    schedule = build_schedule("allreduce-ring", BUILTINS["allreduce-ring"][0], 4, 8192, reps=2)
+    Workload(sim, schedule, placement="random", stop=True, ideal=True)
+    return sim.run("1ms")
+
+
 @pytest.fixture(scope="module")
 def summaries():
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {f.__name__: f() for f in (plain, multicast_realtime, scenario, dynamic_sm, qos)}
+        return {f.__name__: f() for f in (plain, multicast_realtime, scenario, dynamic_sm, qos, workload)}
 
 
 def test_the_representative_runs_have_their_sections(summaries):
@@ -157,9 +168,10 @@ def test_the_representative_runs_have_their_sections(summaries):
     assert summaries["scenario"]["scenario"]
     assert summaries["dynamic_sm"]["assimilations"][0]["phase2"] is not None
     assert summaries["qos"]["qos"]["per_sl"]
+    assert summaries["workload"]["workload"]["complete"]
 
 
-@pytest.mark.parametrize("run", ["plain", "multicast_realtime", "scenario", "dynamic_sm", "qos"])
+@pytest.mark.parametrize("run", ["plain", "multicast_realtime", "scenario", "dynamic_sm", "qos", "workload"])
 def test_every_summary_key_is_documented(summaries, run):
     page = documented("measurements.md")
     missing = sorted(p for p in key_paths(summaries[run]) if p not in page)

@@ -214,6 +214,15 @@ class HCA(IBNode):
                     tx.use_sl(sl)
         tx.poke(0.0)
 
+    def add_source(self, source) -> None:
+        """Add a traffic source to the first port's transmitter, beside those it has (a workload's
+        :class:`~ibfabric.components.hca.workload.MessageSource`); the port looks at it from now on."""
+        if self.first_port is None:
+            raise ConfigError(f"{self.path}: no port is connected")
+        tx = self.tx[self.first_port]
+        self._add_source(tx, source)
+        tx.poke(self.sim.now)
+
     @staticmethod
     def _add_source(tx, source) -> None:
         if tx.source is None:
