@@ -288,7 +288,12 @@ class Workload:
             if hca.first_port is None:
                 raise ConfigError(f"{hca.path}: a rank is placed on a host with no connected port")
             dlids = sim.dlids_from(hca)
-            self._route[h] = (dlids, sim.path_sls_from(hca, dlids))
+            path_sls = sim.path_sls_from(hca, dlids)
+            if path_sls is not None:  # the SLs of the paths to the ranks this host sends to
+                peers = {self.hosts[op.peer] for r in range(n) if self.hosts[r] == h
+                         for op in schedule.ranks[r] if op.kind == "send"} - {h}
+                hca.check_path_sls(sorted({int(path_sls[d]) for d in peers}))
+            self._route[h] = (dlids, path_sls)
             src = MessageSource(hca, hca.tx[hca.first_port])
             hca.add_source(src)
             self.sources[h] = src

@@ -193,6 +193,28 @@ class TestErrors:
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
 
 
+class TestPathSLs:
+    def fat_tree(self, vls: int) -> Simulation:
+        from ibfabric.topologies.generators import fat_tree, to_ned
+
+        ned = to_ned(fat_tree(4, 2), "ft", routing="dfsssp")
+        return Simulation(ned, overrides={"**.traffic": '""', "**.numVLs": str(vls)}, check=True)
+
+    def test_messages_take_the_sl_of_their_path(self):
+        sim = self.fat_tree(8)
+        sched = build_schedule("alltoall-linear", BUILTINS["alltoall-linear"][0], 16, 3000)
+        sls = set()
+        sim.delivery_listeners.append(lambda p, t, node: sls.add(p.sl))
+        wl = run_workload(sim, sched)
+        assert wl.complete and len(sls) > 1
+
+    def test_an_hca_that_maps_the_sls_elsewhere_is_an_error(self):
+        sched = build_schedule("alltoall-linear", BUILTINS["alltoall-linear"][0], 16, 3000)
+        with pytest.raises(ConfigError, match=r"the routing engine puts SL \d+ on VL \d+, this HCA's SL-to-VL table on"
+                                              r" VL 0: give it 'numVLs' >="):
+            Workload(self.fat_tree(1), sched)
+
+
 class TestPlacement:
     HOSTS = [f"net.h[{i}]" for i in range(6)]
 
