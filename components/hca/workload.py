@@ -54,7 +54,6 @@ from ibfabric.errors import ConfigError
 from ..packet import Packet
 from ..port import INF
 from .schedule import ANY, Schedule
-from .sources import BACKLOG
 
 __all__ = ["Message", "MessageSource", "PLACEMENTS", "Workload", "place"]
 
@@ -155,15 +154,22 @@ class Message:
         self.src_host = self.dst_host = -1
 
 
+#: packets of a host's workload messages created and not delivered yet, at most
+WINDOW = 64
+
+
 class MessageSource:
     """The messages one HCA sends for a workload: a traffic source of its port's transmitter.
 
-    Messages wait in order of posting; their packets are created as the
-    send queue has room (at most ``BACKLOG`` packets queued at the source,
-    as for open-loop sources), so a message of any size costs O(BACKLOG)
-    packets at a time.  ``next_time`` is the posting time of the first
-    message with packets left to create (in the past while held back), or
-    infinity.
+    Messages wait in order of posting, in a queue of their own (a queue pair
+    of the application's, beside the open-loop sources'); their packets are
+    created into the SL's send queue while fewer than :data:`WINDOW` of
+    them are on their way (created, not delivered), so a message of any
+    size costs O(WINDOW) packets at a time, and open-loop sources that keep
+    the send queue full (an overloaded fabric) do not shut the workload out:
+    its packets queue among theirs as they are created.  ``next_time`` is
+    when the next packet may be created (a posting, or a delivery that
+    opened the window), or infinity; the source is never held back.
     """
 
     lazy = True
@@ -176,45 +182,58 @@ class MessageSource:
         self.queue: deque[list] = deque()  # [message, index of its next packet]
         self.next_time = INF
         self.messages = 0
+        self.outstanding = 0  # packets created and not delivered
 
     def post(self, m: Message, now: float) -> None:
         """Queue message *m* (its ``sizes``, ``sl`` and ``dlid`` set), posted at *now*."""
         self.queue.append([m, 0])
         self.messages += 1
-        if self.next_time == INF:
-            self.next_time = now
         self.tx.use_sl(m.sl)
-        self.tx.poke(now)
+        if self.outstanding < WINDOW:
+            self.due(now)
+
+    def due(self, t: float) -> None:
+        """A packet may be created from time *t* on: the transmitter looks then."""
+        if t < self.next_time:
+            self.next_time = t
+            self.tx.poke(t)
+
+    def delivered(self, t: float) -> None:
+        """One of its packets reached its destination (its tail at *t*): the window opens by one."""
+        self.outstanding -= 1
+        if self.queue and self.outstanding < WINDOW:
+            self.due(t)
 
     def materialize(self, now: float) -> None:
-        """Create packets of the waiting messages while fewer than ``BACKLOG`` wait in the send queues."""
+        """Create packets of the waiting messages while fewer than :data:`WINDOW` are on their way."""
         tx = self.tx
         q = self.queue
         sendq = tx.sendq
         st = self.stats
         slid = self.slid
-        while q and tx.queued < BACKLOG:
+        self.next_time = INF
+        while q and self.outstanding < WINDOW:
             entry = q[0]
             m, k = entry
             sizes = m.sizes
             n = len(sizes)
             dq = sendq[m.sl]
-            while k < n and tx.queued < BACKLOG:
+            while k < n and self.outstanding < WINDOW:
                 size = sizes[k]
                 # positional: (slid, dlid, sl, size, credits, src, dst, created, vl, lnh, flow, msg, seq, last)
                 dq.append(Packet(slid, m.dlid, m.sl, size, (size + 63) >> 6, m.src_host, m.dst_host, m.posted, 0, 2,
                                  0, m.id, k, k == n - 1))
                 tx.queued += 1
+                self.outstanding += 1
                 st.add_generated(1, size, m.posted)
                 k += 1
             if k < n:
                 entry[1] = k
                 break
             q.popleft()
-        self.next_time = q[0][0].posted if q else INF
 
     def next_after(self, now: float) -> float:
-        """Held back (due in the past) or idle: nothing due later that could go on an empty VL."""
+        """Never held back: ``next_time`` if it is after *now*."""
         return self.next_time if self.next_time > now else INF
 
     def pending(self, now: float) -> tuple[int, int]:
@@ -443,6 +462,7 @@ class Workload:
         m = self.by_msg.get(p.msg)
         if m is None:
             return
+        self.sources[m.src_host].delivered(t)
         m.left -= 1
         if m.left == 0:
             del self.by_msg[p.msg]
@@ -547,8 +567,13 @@ class Workload:
         return rows
 
     def summary(self) -> dict[str, Any]:
-        """The ``workload`` section of the summary."""
+        """The ``workload`` section of the summary (a workload that has not completed, for no error,
+        is also a warning: the run ended first)."""
         done = self.complete
+        if not done and self.error is None and not math.isnan(self.began):
+            self.sim.warn(f"the workload did not complete: {self.schedule.operations - self.remaining} of"
+                          f" {self.schedule.operations} operations done when the run ended at"
+                          f" {self.sim.now:.1f} ns (a longer run, or a fabric that saturates?)")
         out: dict[str, Any] = {
             "name": self.schedule.name, "ranks": self.schedule.num_ranks, "operations": self.schedule.operations,
             "placement": self.placement_name, "hosts": list(self.hosts), "complete": done,
