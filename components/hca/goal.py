@@ -14,7 +14,9 @@ The format, as LogGOPSim's ``txt2bin`` reads it and its Schedgen writes it::
     l1: recv 8b from 0 tag 0      // -1 as source or tag: any
     }
 
-One statement per line: an operation (``send SIZEb to R``, ``recv SIZEb
+Every statement inside a rank block ends with a new line; what ``txt2bin``
+takes on one line (``num_ranks 2 rank 0 {``, ``} rank 1 {``) is taken too.
+A statement is an operation (``send SIZEb to R``, ``recv SIZEb
 from R``, each with optional ``tag T``, ``cpu C`` and ``nic N`` in that
 order; ``calc T`` with optional ``cpu C``), with an optional ``label:`` in
 front, or a dependency ``lA requires lB`` (``lA`` starts once ``lB`` has
@@ -41,10 +43,10 @@ from .schedule import Op, Schedule, ScheduleError
 __all__ = ["GRAMMAR", "parse_goal", "read_goal", "to_goal"]
 
 GRAMMAR = r"""
-start: _NL* (_item _NL+)* _item?
+start: _NL* (_item _NL*)*
 _item: num_ranks | rank
 num_ranks: "num_ranks" INT
-rank: "rank" INT "{" _NL+ (_stmt _NL+)* "}"
+rank: "rank" INT "{" _NL* (_stmt _NL+)* "}"
 _stmt: op | requires | irequires
 op: (LABEL ":")? (send | recv | calc)
 send: "send" INT "b" "to" INT tag? cpu? nic?

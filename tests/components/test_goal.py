@@ -56,6 +56,10 @@ class TestRead:
         assert s.ranks[0][0] == Op("send", "", 5, 1, 0)
         assert s.ranks[1][0].tag == 0
 
+    def test_what_txt2bin_takes_on_one_line(self):
+        s = parse_goal("num_ranks 2 rank 0 { l1: send 4b to 1 tag 2\n} rank 1 {\nl1: recv 4b from 0 tag 2\n}")
+        assert s.ranks[0][0].describe() == "send 4b to 1 tag 2"
+
     def test_a_rank_without_a_block_does_nothing(self):
         s = parse_goal("num_ranks 3\nrank 1 {\nl1: calc 4\n}\n")
         assert s.ranks[0] == () == s.ranks[2]
@@ -78,7 +82,7 @@ class TestErrors:
         ("num_ranks 2\nrank 0 {\nl1: send 8 to 1\n}\n", "f.goal:3:12: expected 'b' but found 'to'"),
         ("num_ranks 2\nrank 0 {\nl1: send 8b from 1\n}\n", "f.goal:3:13: expected 'to' but found 'from'"),
         ("num_ranks 2\nrank 0 {\nl1: send 8b to -1\n}\n", "f.goal:3:16: expected a number but found '-1'"),
-        ("num_ranks 2\nrank 0 { l1: calc 3\n}\n", "f.goal:2:10: expected a new line but found 'l1'"),
+        ("num_ranks 2\nrank 0 {\nl1: calc 3 }\n", "f.goal:3:12: expected 'cpu' or a new line but found '}'"),
         ("num_ranks 2\nrank 0 {\nl1: calc 3\n", "f.goal:4:1: unexpected end of file, expected"),
         ("rank 0 {\n}\n", "f.goal:1:1: a rank block before num_ranks"),
         ("num_ranks 2\nnum_ranks 3\n", "f.goal:2:1: num_ranks is given twice"),
