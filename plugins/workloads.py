@@ -30,6 +30,13 @@ Built-ins (``S`` is ``size``, ``p`` the ranks):
     ...``) and receives at once.
 ``bcast-binomial``
     A binomial-tree broadcast of ``S`` bytes from ``root`` (default 0).
+``bcast-multicast``
+    The broadcast as one message of ``S`` bytes from ``root`` to the IB
+    multicast group ``group`` (default ``bcast``; the subnet manager's
+    ``multicastGroups`` declares it, with the root's host as a sender and the
+    other ranks' hosts as members), copied by the switches' replication
+    engine (or by the root's HCA with ``replicated-unicast``).  As GOAL it
+    is the p-1 sends it stands for.
 ``allgather-ring``
     ``p-1`` steps around the ring of ``S/p`` bytes each (``S`` is the result).
 ``halo``
@@ -156,6 +163,19 @@ def bcast_binomial(b: ScheduleBuilder, size: int, options: Mapping[str, str]) ->
 bcast_binomial.option_names = ("root",)
 
 
+def bcast_multicast(b: ScheduleBuilder, size: int, options: Mapping[str, str]) -> None:
+    """Broadcast of ``S`` bytes from ``root`` as one IB multicast message to group ``group``."""
+    root = _int_option(options, "root", 0, b.num_ranks - 1, 0)
+    group = options.get("group", "bcast")
+    for r in range(b.num_ranks):
+        if r != root:
+            b.send(root, r, size, b.tag_base, requires=b.entry[root], group=group)
+            b.recv(r, root, size, b.tag_base, requires=b.entry[r])
+
+
+bcast_multicast.option_names = ("root", "group")
+
+
 def alltoall_pairwise(b: ScheduleBuilder, size: int, options: Mapping[str, str]) -> None:
     """Pairwise all-to-all: step k sends to ``r+k`` and receives from ``r-k``."""
     p = b.num_ranks
@@ -275,6 +295,7 @@ BUILTINS: dict[str, tuple[Callable, str]] = {
     "alltoall-pairwise": (alltoall_pairwise, "all-to-all: p-1 steps, rank r sends S to r+k in step k"),
     "alltoall-linear": (alltoall_linear, "all-to-all: every send and receive posted at once"),
     "bcast-binomial": (bcast_binomial, "broadcast of S from 'root' (default 0) down a binomial tree"),
+    "bcast-multicast": (bcast_multicast, "broadcast of S from 'root' as one message to IB multicast group 'group'"),
     "allgather-ring": (allgather_ring, "all-gather: p-1 steps of S/p around the ring"),
     "halo": (halo, "halo exchange of S with each neighbour on a logical grid ('dims', 'periodic')"),
 }

@@ -57,7 +57,8 @@ class Op:
     time); ``requires`` and ``irequires`` the indices, in the rank's program,
     of the operations it waits to have completed and to have started;
     ``phase`` groups operations for measurement (the repetition of a
-    collective); ``location`` is ``file:line:col`` where it was read.
+    collective); ``group`` makes sends one IB multicast message; ``location``
+    is ``file:line:col`` where it was read.
     """
 
     kind: str = attrs.field(validator=attrs.validators.in_(KINDS))
@@ -70,6 +71,9 @@ class Op:
     requires: tuple[int, ...] = ()
     irequires: tuple[int, ...] = ()
     phase: int = attrs.field(default=0, eq=False)
+    #: a send's IB multicast group: the sends of a rank to one group, with one tag and size, posted
+    #: together, go as one multicast message (not part of GOAL: written as the sends they stand for)
+    group: str = attrs.field(default="", eq=False)
     location: str | None = attrs.field(default=None, eq=False)
 
     def describe(self) -> str:
@@ -235,17 +239,18 @@ class ScheduleBuilder:
         self.tag_base = 0
 
     def _add(self, rank: int, kind: str, size: int, peer: int, tag: int, requires: Iterable[int],
-             irequires: Iterable[int], cpu: int = 0) -> int:
+             irequires: Iterable[int], cpu: int = 0, group: str = "") -> int:
         prog = self.progs[rank]
         i = len(prog)
         prog.append(Op(kind, f"l{i + 1}", int(size), int(peer), int(tag), cpu, 0, tuple(sorted(set(requires))),
-                       tuple(sorted(set(irequires))), self.phase))
+                       tuple(sorted(set(irequires))), self.phase, group))
         return i
 
     def send(self, rank: int, dst: int, size: int, tag: int = 0, requires: Iterable[int] = (),
-             irequires: Iterable[int] = ()) -> int:
-        """Rank *rank* sends *size* bytes to *dst* with *tag*."""
-        return self._add(rank, "send", size, dst, tag, requires, irequires)
+             irequires: Iterable[int] = (), group: str = "") -> int:
+        """Rank *rank* sends *size* bytes to *dst* with *tag* (through IB multicast group *group*, if given:
+        the rank's sends to one group with one tag and size that start together are one message)."""
+        return self._add(rank, "send", size, dst, tag, requires, irequires, group=group)
 
     def recv(self, rank: int, src: int, size: int, tag: int = 0, requires: Iterable[int] = (),
              irequires: Iterable[int] = ()) -> int:

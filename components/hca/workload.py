@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,95 +52,16 @@ from ibfabric.errors import ConfigError
 
 from ..packet import Packet
 from ..port import INF
+from .placement import PLACEMENTS, place
 from .schedule import ANY, Schedule
 
 __all__ = ["Message", "MessageSource", "PLACEMENTS", "Workload", "place"]
-
-#: the placement options
-PLACEMENTS = ("linear", "random", "file:PATH")
-
-
-def place(num_ranks: int, hosts: list[str], placement: str, seed: int) -> list[int]:
-    """The host index of each rank.
-
-    Parameters
-    ----------
-    num_ranks : int
-        The schedule's ranks.
-    hosts : list of str
-        The module paths of the simulation's hosts, in host-index order.
-    placement : str
-        ``linear`` (rank r on host r), ``random`` (a random choice of distinct
-        hosts, drawn from the run's seed) or ``file:PATH``: a text file with
-        one host per line for ranks 0, 1...: a host index, or a host's module
-        path or its name relative to the network (several ranks may share a
-        host); ``#`` starts a comment.
-    seed : int
-        The run's seed.
-
-    Raises
-    ------
-    ConfigError
-        For an unknown placement, more ranks than hosts (linear, random), or
-        a file line that names no host (``file:line:col:``).
-    """
-    n = len(hosts)
-    if placement in ("linear", "random"):
-        if num_ranks > n:
-            raise ConfigError(f"the workload has {num_ranks} ranks but the network only {n} hosts: place several"
-                              f" ranks on a host with a placement file ('file:PATH')")
-        if placement == "linear":
-            return list(range(num_ranks))
-        from ibfabric.kernel import module_rng
-
-        rng = module_rng(seed, "workload:placement")
-        return [int(h) for h in rng.permutation(n)[:num_ranks]]
-    if placement.startswith("file:"):
-        return _placement_file(num_ranks, hosts, placement[5:])
-    from ibfabric.errors import did_you_mean
-
-    raise ConfigError(f"unknown placement '{placement}'{did_you_mean(placement, ['linear', 'random'])}"
-                      f" (valid: {', '.join(PLACEMENTS)})")
-
-
-def _placement_file(num_ranks: int, hosts: list[str], path: str) -> list[int]:
-    from ibfabric.errors import did_you_mean
-
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the placement: {getattr(exc, 'strerror', None) or exc}") from None
-    by_name: dict[str, int] = {}
-    for i, h in enumerate(hosts):
-        by_name[h] = i
-        by_name.setdefault(h.split(".", 1)[-1], i)
-    out = []
-    for no, line in enumerate(lines, 1):
-        text = line.split("#", 1)[0]
-        word = text.strip()
-        if not word:
-            continue
-        col = text.index(word) + 1
-        if word.isdigit():
-            h = int(word)
-            if h >= len(hosts):
-                raise ConfigError(f"{path}:{no}:{col}: host {h} does not exist (the network has hosts"
-                                  f" 0..{len(hosts) - 1})")
-        elif word in by_name:
-            h = by_name[word]
-        else:
-            raise ConfigError(f"{path}:{no}:{col}: '{word}' is not a host{did_you_mean(word, by_name)}")
-        out.append(h)
-    if len(out) < num_ranks:
-        raise ConfigError(f"{path}: places {len(out)} ranks but the workload has {num_ranks}")
-    return out[:num_ranks]
-
 
 class Message:
     """One message of a workload: ``size`` payload bytes from rank ``src`` to rank ``dst``."""
 
     __slots__ = ("src", "dst", "tag", "size", "op", "posted", "arrived", "id", "left", "sizes", "sl", "dlid",
-                 "dst_host", "src_host")
+                 "dst_host", "src_host", "gi", "members", "fanout")
 
     def __init__(self, src: int, dst: int, tag: int, size: int, op: int, posted: float):
         self.src, self.dst, self.tag, self.size, self.op, self.posted = src, dst, tag, size, op, posted
@@ -152,6 +72,11 @@ class Message:
         self.sl = 0
         self.dlid = 0
         self.src_host = self.dst_host = -1
+        #: a multicast message: its group's index (else -1), its members' hosts -> (rank, send op,
+        #: packets not delivered yet), and the copies each packet makes (the group's other members)
+        self.gi = -1
+        self.members: dict[int, list[int]] = {}
+        self.fanout = 1
 
 
 #: packets of a host's workload messages created and not delivered yet, at most
@@ -175,6 +100,7 @@ class MessageSource:
     lazy = True
 
     def __init__(self, hca, tx):
+        self.hca = hca
         self.sim = hca.sim
         self.stats = hca.sim.stats
         self.tx = tx
@@ -218,6 +144,8 @@ class MessageSource:
             sizes = m.sizes
             n = len(sizes)
             dq = sendq[m.sl]
+            if m.gi >= 0:  # a multicast message (cold: one per collective step)
+                k = self._multicast(m, k, dq)
             while k < n and self.outstanding < WINDOW:
                 size = sizes[k]
                 # positional: (slid, dlid, sl, size, credits, src, dst, created, vl, lnh, flow, msg, seq, last)
@@ -231,6 +159,22 @@ class MessageSource:
                 entry[1] = k
                 break
             q.popleft()
+
+    def _multicast(self, m: Message, k: int, dq) -> int:
+        """Create the packets of multicast message *m* from its *k*-th while the window has room: one to
+        the group's MLID, or a copy per member (``replicated-unicast``); each counts as the copies it
+        becomes.  Returns the index of the next packet (all of them: the loop after it does nothing)."""
+        n = len(m.sizes)
+        while k < n and self.outstanding < WINDOW:
+            out = self.hca.multicast_packets(m.gi, m.sizes[k], sl=m.sl, created=m.posted, msg=m.id, seq=k,
+                                             last=k == n - 1)
+            for c in out:
+                dq.append(c)
+                self.stats.add_generated(1, c.size, m.posted)
+            self.tx.queued += len(out)
+            self.outstanding += m.fanout
+            k += 1
+        return k
 
     def next_after(self, now: float) -> float:
         """Never held back: ``next_time`` if it is after *now*."""
@@ -316,6 +260,7 @@ class Workload:
             src = MessageSource(hca, hca.tx[hca.first_port])
             hca.add_source(src)
             self.sources[h] = src
+        self._check_groups()
         progs = schedule.ranks
         self.need = [[len(op.requires) + len(op.irequires) for op in p] for p in progs]
         self.after_done: list[list[list[int]]] = [[[] for _ in p] for p in progs]
@@ -343,11 +288,30 @@ class Workload:
         self.finished = math.nan
         self.error: str | None = None
         self._ready: deque[tuple[int, int]] = deque()
+        self._open: dict[tuple, Message] = {}  # multicast messages of the sends starting now
         self._pumping = False
         sim.workload = self
         sim.delivery_listeners.append(self.delivered)
         sim.add_summary_section("workload", lambda: {"workload": self.summary()})
         sim.portloop.call_at(max(self.start_at, sim.now), self._begin, ())
+
+    def _check_groups(self) -> None:
+        """Every multicast send's group is declared, its rank's host sends to it and the destination's
+        host is a member (a ConfigError naming the rank and label otherwise)."""
+        sched = self.schedule
+        for r, prog in enumerate(sched.ranks):
+            for i, op in enumerate(prog):
+                if op.kind != "send" or not op.group or self.hosts[op.peer] == self.hosts[r]:
+                    continue
+                hca = self.sim.hosts[self.hosts[r]]
+                try:
+                    gi = hca.multicast_group(op.group)
+                except ConfigError as exc:
+                    raise ConfigError(f"{sched.where(r, i)}: {exc}") from None
+                dst = self.hosts[op.peer]
+                if dst not in self.sim.multicast.groups[gi].member_hosts:
+                    raise ConfigError(f"{sched.where(r, i)}: {op.describe()} through multicast group"
+                                      f" '{op.group}': host {dst} (rank {op.peer}) is not a member")
 
     # ------------------------------------------------------------ the programs
 
@@ -368,6 +332,8 @@ class Workload:
             while ready:
                 r, i = ready.popleft()
                 self._start(r, i)
+            if self._open:
+                self._post_multicast(self.sim.now)
         finally:
             self._pumping = False
         self._check_progress()
@@ -434,27 +400,53 @@ class Workload:
                 self.sim.portloop.stop()
 
     def _send(self, r: int, i: int, op, now: float) -> None:
+        src_h, dst_h = self.hosts[r], self.hosts[op.peer]
+        self.in_flight += 1
+        if op.group and src_h != dst_h:  # one multicast message for the sends that start together
+            key = (r, op.group, op.tag, op.size)
+            m = self._open.get(key)
+            if m is None:
+                m = self._open[key] = Message(r, -1, op.tag, op.size, i, now)
+                m.src_host = src_h
+                m.gi = self.sim.hosts[src_h].multicast_group(op.group)
+            m.members[dst_h] = [op.peer, i, 0]
+            return
         m = Message(r, op.peer, op.tag, op.size, i, now)
         self.messages += 1
-        self.in_flight += 1
-        src_h, dst_h = self.hosts[r], self.hosts[op.peer]
         m.src_host, m.dst_host = src_h, dst_h
         if src_h == dst_h:  # two ranks of one HCA: no packet leaves it
             self.sim.portloop.call_at(now, self._arrived, (m,))
             return
-        hca = self.sim.hosts[src_h]
-        mtu, header = hca.mtu, hca.header_size
-        n = max(1, -(-op.size // mtu))
-        last = op.size - (n - 1) * mtu
-        m.sizes = [mtu + header] * (n - 1) + [max(last + header, 1)]
-        m.left = n
         dlids, path_sls = self._route[src_h]
         m.dlid = int(dlids[dst_h])
-        m.sl = int(path_sls[dst_h]) if path_sls is not None else self.sl
+        self._post(m, int(path_sls[dst_h]) if path_sls is not None else self.sl, now)
+
+    def _post(self, m: Message, sl: int, now: float) -> None:
+        hca = self.sim.hosts[m.src_host]
+        mtu, header = hca.mtu, hca.header_size
+        n = max(1, -(-m.size // mtu))
+        last = m.size - (n - 1) * mtu
+        m.sizes = [mtu + header] * (n - 1) + [max(last + header, 1)]
+        m.left = n * m.fanout
+        m.sl = sl
         m.id = self.sim.next_message_id()
         self.by_msg[m.id] = m
         self.wire_bytes += sum(m.sizes)
-        self.sources[src_h].post(m, now)
+        self.sources[m.src_host].post(m, now)
+
+    def _post_multicast(self, now: float) -> None:
+        """Send the multicast messages whose sends started together (in one :meth:`_pump`)."""
+        acc = self.sim.multicast
+        for m in self._open.values():
+            self.messages += 1
+            g = acc.groups[m.gi]
+            m.fanout = sum(1 for h in g.member_hosts if h != m.src_host)
+            n = max(1, -(-m.size // self.sim.hosts[m.src_host].mtu))
+            for rec in m.members.values():
+                rec[2] = n
+            sls = acc.sls[m.gi]
+            self._post(m, sls[0] if sls else self.sl, now)
+        self._open.clear()
 
     def delivered(self, p, t: float, node) -> None:
         """A delivery listener (``sim.delivery_listeners``): the packet of a workload's message whose tail
@@ -463,10 +455,27 @@ class Workload:
         if m is None:
             return
         self.sources[m.src_host].delivered(t)
+        if m.gi >= 0:
+            self._member_copy(m, p, t)
+            return
         m.left -= 1
         if m.left == 0:
             del self.by_msg[p.msg]
             self.sim.portloop.call_at(t, self._arrived, (m,))
+
+    def _member_copy(self, m: Message, p, t: float) -> None:
+        """A member's copy of a packet of multicast message *m*: the member's message arrives with its
+        last packet (as a unicast message from the sender to that rank)."""
+        m.left -= 1
+        if m.left == 0:
+            del self.by_msg[p.msg]
+        rec = m.members.get(p.dst)
+        if rec is None:  # a member of the group that no send of this message is for
+            return
+        rec[2] -= 1
+        if rec[2] == 0:
+            one = Message(m.src, rec[0], m.tag, m.size, rec[1], m.posted)
+            self.sim.portloop.call_at(t, self._arrived, (one,))
 
     def _arrived(self, m: Message) -> None:
         now = self.sim.now
@@ -626,6 +635,11 @@ def ideal_completion(sim, schedule: Schedule) -> float:
            f" connections: for i=0..{n - 1} {{ h[i].port[1] <--> Link {{ dataRate = {link.rate:.0f}bps;"
            f" length = 0m; }} <--> sw.port[i+1]; }} }}")
     ideal = Simulation(ned, seed=sim.seed, deadlock_interval=0)
+    if any(op.group for p in schedule.ranks for op in p):  # the crossbar sends each copy on its own
+        import attrs
+
+        schedule = attrs.evolve(schedule, ranks=tuple(tuple(attrs.evolve(op, group="") for op in p)
+                                                      for p in schedule.ranks))
     wl = Workload(ideal, schedule, placement="linear", stop=True)
     ideal.run(1e12)
     if not wl.complete:

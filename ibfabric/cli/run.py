@@ -259,8 +259,9 @@ def print_workload(w: dict[str, Any]) -> None:
 
     console = Console(width=100)
     if w["complete"]:
-        line = (f"workload {w['name'] or ''}: {w['ranks']} ranks, {w['messages']:,} messages, {w['bytes']:,} bytes,"
-                f" completed in {w['completion_ns'] / 1000:,.3f} us")
+        n = w["messages"]
+        line = (f"workload {w['name'] or ''}: {w['ranks']} ranks, {n:,} message{'' if n == 1 else 's'},"
+                f" {w['bytes']:,} bytes, completed in {w['completion_ns'] / 1000:,.3f} us")
         if w.get("slowdown") is not None:
             line += f" ({w['slowdown']:.2f}x the ideal crossbar's {w['ideal_ns'] / 1000:,.3f} us)"
     else:

@@ -107,7 +107,8 @@ class TestDependencies:
     @pytest.mark.parametrize("name", sorted(BUILTINS))
     def test_every_builtin_completes_and_respects_its_dependencies(self, name):
         sched = build_schedule(name, BUILTINS[name][0], 6, 10_000, reps=2)
-        wl = run_workload(star(6, traffic="uniform", **{"**.load": "0.3"}), sched)
+        groups = {"**.multicastGroups": '"bcast: 0 1 2 3 4 5 senders=0"'} if name == "bcast-multicast" else {}
+        wl = run_workload(star(6, traffic="uniform", **{"**.load": "0.3"}, **groups), sched)
         assert wl.complete, wl.error
         assert _check_dependencies(wl) > 0
 
@@ -213,6 +214,36 @@ class TestPathSLs:
         with pytest.raises(ConfigError, match=r"the routing engine puts SL \d+ on VL \d+, this HCA's SL-to-VL table on"
                                               r" VL 0: give it 'numVLs' >="):
             Workload(self.fat_tree(1), sched)
+
+
+class TestMulticastBroadcast:
+    """bcast-multicast: one message to an IB multicast group, copied by the switch (or the HCA)."""
+
+    def sim(self, replication: str, groups: str = "bcast: 0 1 2 3 4 senders=0") -> Simulation:
+        return star(5, **{"**.multicastGroups": f'"{groups}"', "**.replication": f'"{replication}"'})
+
+    @pytest.mark.parametrize("replication, injected", [("asynchronous", 5), ("replicated-unicast", 20)])
+    def test_one_message_reaches_every_rank(self, replication, injected):
+        """10,000 bytes are 5 packets: the root injects them once (switch replication) or once per
+        member (replicated-unicast); every member gets all 5, and every receive completes."""
+        sched = build_schedule("bcast-multicast", BUILTINS["bcast-multicast"][0], 5, 10_000)
+        sim = self.sim(replication)
+        wl = run_workload(sim, sched, ideal=True)
+        s = sim.summary()
+        assert wl.complete
+        _check_dependencies(wl)  # every operation started and ended
+        assert s["packets_injected"] == injected and s["packets_delivered"] == 20
+        assert s["workload"]["messages"] == 1 and s["workload"]["bytes_delivered"] == 40_000
+        if replication == "asynchronous":  # the copies leave the switch together: one message's time
+            assert s["workload"]["slowdown"] < 0.5
+
+    def test_undeclared_groups_and_missing_members_are_errors(self):
+        sched = build_schedule("bcast-multicast", BUILTINS["bcast-multicast"][0], 5, 100)
+        with pytest.raises(ConfigError, match=r"rank 0, l1: .*no multicast groups are declared"):
+            Workload(star(5), sched)
+        with pytest.raises(ConfigError, match=r"rank 0, l4: send 100b to 4 tag 0 through multicast group 'bcast':"
+                                              r" host 4 \(rank 4\) is not a member"):
+            Workload(self.sim("asynchronous", "bcast: 0 1 2 3 senders=0"), sched)
 
 
 class TestPlacement:
