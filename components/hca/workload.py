@@ -7,6 +7,8 @@
     summary = sim.run("10ms")            # stops when the workload completes
     summary["workload"]["completion_ns"]
 
+(``read_goal``: :func:`ibfabric.components.hca.goal.read_goal`.)
+
 Each rank runs on an HCA (:func:`place`: ``linear``, ``random`` with the
 run's seed, or a file naming a host per rank).  An operation starts once
 what it requires has completed and what it irequires has started
@@ -14,9 +16,12 @@ what it requires has completed and what it irequires has started
 
 - a **send** posts a message: it is segmented into MTU packets (the last
   one shorter) of ``mtu + headerSize`` wire bytes on the SL of the path to
-  the destination (dfsssp, lash) or the workload's SL, queued in the HCA's
-  send queue behind what is there (:class:`MessageSource`, one per HCA, a
-  traffic source beside the open-loop ones).  The message is complete
+  the destination (dfsssp, lash) or the workload's SL: the workload's
+  messages wait in a queue of their own at the HCA (:class:`MessageSource`,
+  a traffic source beside the open-loop ones) and their packets join the
+  SL's send queue while fewer than :data:`WINDOW` are on their way.  Sends
+  of a rank to an IB multicast group (``Op.group``) that start together are
+  one message to the group.  The message is complete
   when its last packet is delivered; so is the send (no acknowledgement is
   modelled: an RDMA write's completion without the ACK's way back).  A
   message between two ranks of one HCA arrives at once.
