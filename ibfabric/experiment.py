@@ -70,7 +70,8 @@ __all__ = ["Experiment", "ExperimentError", "RunSpec"]
 MAX_RUNS = 100_000
 
 _TABLES = ("experiment", "parameters", "iterations", "saturation")
-_EXPERIMENT_KEYS = ("name", "topology", "network", "time", "warmup", "repeat", "seed", "together", "config")
+_EXPERIMENT_KEYS = ("name", "topology", "network", "time", "warmup", "repeat", "seed", "together", "config",
+                    "workload", "placement", "ideal")
 _SATURATION_KEYS = ("variable", "low", "high", "tolerance", "max_runs", "threshold")
 _BUILTINS = ("repetition", "seed")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -287,6 +288,14 @@ class Experiment:
             self._check_template(path, value, (str, int, float, bool), "a string, number or boolean")
             self._parameters.append((pattern, value if isinstance(value, str) else _literal(value)))
             self._paths.setdefault(pattern, path)
+        # a workload (docs/workloads.md): a GOAL file (relative to this file) or NAME:options, run to its end
+        self._workload = exp.get("workload")
+        self._placement = exp.get("placement", "linear")
+        self._ideal = exp.get("ideal", False)
+        for key, value in (("workload", self._workload), ("placement", self._placement)):
+            if value is not None:
+                self._check_template(("experiment", key), value, (str,))
+        self._check_template(("experiment", "ideal"), self._ideal, (bool,), "true or false")
         if "config" in exp:  # a named configuration (ibfabric.configs), below the file's [parameters]
             self._parameters.extend(self._config(exp["config"]))
 
@@ -436,6 +445,16 @@ class Experiment:
         overrides = tuple((pattern, _literal(_substitute(value, env))) for pattern, value in self._parameters)
         context = ", ".join(f"${n}={as_text(env[n])}" for n in self.variables) if _uses_vars(self._events) else ""
         events = events_of_run(self._events, lambda v: _substitute(v, env), self._loc, context)
+        workload: tuple = ()
+        if self._workload is not None:
+            spec = as_text(_substitute(self._workload, env))
+            if spec.endswith(".goal") and not os.path.isabs(spec):
+                spec = str((Path(self._base_dir) / spec).resolve())
+            ideal = _substitute(self._ideal, env)
+            if not isinstance(ideal, bool):
+                raise self._located(("experiment", "ideal"), f"'ideal' must be true or false (got {ideal!r})",
+                                    self._ideal, env)
+            workload = (("ideal", ideal), ("placement", as_text(_substitute(self._placement, env))), ("spec", spec))
         return RunSpec(
             experiment=self.name,
             topology=topology,
@@ -448,6 +467,7 @@ class Experiment:
             repetition=int(repetition),
             vars=tuple((n, assignment[n]) for n in self.variables),
             events=events,
+            workload=workload,
         )
 
     # ------------------------------------------------------------ substitution and checks

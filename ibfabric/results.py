@@ -294,7 +294,8 @@ def scalar_rows(sim: Simulation, summary: dict[str, Any]) -> list[tuple[str, str
 
 
 def result_files(sim: Simulation, summary: dict[str, Any], run: dict[str, Any] | None = None) -> dict[str, str]:
-    """The texts of a run's result set: ``summary.json``, ``scalars.csv`` and ``results.sca``.
+    """The texts of a run's result set: ``summary.json``, ``scalars.csv`` and ``results.sca`` (and
+    ``workload_ops.csv`` for a run with a workload).
 
     *run* gives the run's identity: ``run_id``, ``configname``, ``iterationvars`` (OMNeT++ style
     ``$load=0.1, $routing=updn``), ``repetition`` and ``vars``; by default the run id hashes
@@ -333,11 +334,27 @@ def result_files(sim: Simulation, summary: dict[str, Any], run: dict[str, Any] |
     lines += [f"param {p} {_quote(v)}" for p, v in sim.parameters_set()]
     lines.append("")
     lines += [f"scalar {_quote(m)} {_quote(n)} {float(v)!r}" for m, n, v in rows]
-    return {
+    files = {
         "summary.json": to_json(summary) + "\n",
         "scalars.csv": buf.getvalue(),
         "results.sca": "\n".join(lines) + "\n",
     }
+    if sim.workload is not None:  # a workload's operations, one row each (docs/workloads.md)
+        files["workload_ops.csv"] = workload_ops_csv(sim.workload, rid)
+    return files
+
+
+def workload_ops_csv(workload, run_id: str) -> str:
+    """The tidy table of a workload's operations: ``run_id, rank, label, kind, size, peer, tag, phase,
+    start_ns, end_ns`` (empty times for operations that did not start or end)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    cols = ["rank", "label", "kind", "size", "peer", "tag", "phase", "start_ns", "end_ns"]
+    w.writerow(["run_id", *cols])
+    for row in workload.op_rows():
+        w.writerow([run_id, *("" if row[c] is None else repr(row[c]) if isinstance(row[c], float) else row[c]
+                              for c in cols)])
+    return buf.getvalue()
 
 
 def version_attributes(v: dict[str, Any]) -> dict[str, str]:

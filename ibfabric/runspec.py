@@ -55,6 +55,9 @@ class RunSpec:
         ``((name, value), ...)``: the iteration variables, in file order.
     events : tuple
         The ``[[events]]`` of the experiment, substituted: :class:`ibfabric.scenario.Event` values.
+    workload : tuple
+        ``(('ideal', bool), ('placement', str), ('spec', str))`` of ``[experiment] workload``, or ``()``:
+        the run stops when the workload completes (docs/workloads.md).
     """
 
     experiment: str
@@ -68,6 +71,7 @@ class RunSpec:
     repetition: int
     vars: tuple
     events: tuple = ()
+    workload: tuple = ()
 
     def config(self) -> dict:
         """The full configuration as a JSON-able dict.
@@ -94,6 +98,11 @@ class RunSpec:
         }
         if self.events:  # only then: the run ids of experiments without events stay as they were
             out["events"] = [e.config() for e in self.events]
+        if self.workload:  # likewise
+            out["workload"] = dict(self.workload)
+            spec = out["workload"]["spec"]
+            if spec.endswith(".goal") and os.path.isfile(spec):
+                out["workload"]["sha256"] = _sha256(Path(spec))
         return out
 
     @property
@@ -119,6 +128,13 @@ class RunSpec:
         sim = Simulation(self.topology_source(), overrides=list(self.overrides), network=self.network,
                          seed=self.seed, warmup=self.warmup)
         sim.apply_events(self.events)  # [[events]]: failures, restores, traffic changes (ibfabric.scenario)
+        if self.workload:
+            from ibfabric.components.hca.workload import Workload
+            from ibfabric.plugins.workloads import schedule_from_spec
+
+            w = dict(self.workload)
+            schedule = schedule_from_spec(sim.plugins, w["spec"], len(sim.hosts))
+            Workload(sim, schedule, placement=w["placement"], stop=True, ideal=w["ideal"])
         return sim
 
     def topology_source(self) -> str:

@@ -169,6 +169,7 @@ class Simulation(EndpointsMixin, ScenarioMixin):
         self.qos = None  # the QosNetwork of a QoS run (ibfabric.components.qos.cbr)
         self.realtime_deadlines = None  # DMP/DMT of MPEG-2 streams (ibfabric.components.hca.realtime)
         self.realtime_multicast_flows: set[int] = set()  # flows of the MPEG-2 streams sent to a group
+        self.workload = None  # the Workload running on the fabric (ibfabric.components.hca.workload)
         self.multicast = None  # per-group accounting when multicast groups are declared (ibfabric.mstats)
         self.wall = 0.0
         #: ``f(packet, tail time, node)`` for every delivery to a host (features that account for deliveries:

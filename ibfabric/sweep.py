@@ -103,6 +103,8 @@ def _execute(spec, record: dict, files: dict, t0: float) -> Outcome:
         except DeadlockError as exc:
             summary = sim.summary()
             record["status"], record["error"] = "deadlock", f"deadlock: {exc}"
+        if (summary.get("workload") or {}).get("error"):  # a schedule that waits forever
+            record["status"], record["error"] = "failed", summary["workload"]["error"]
         files = result_files(sim, summary, {
             "run_id": spec.run_id, "configname": spec.experiment, "iterationvars": spec.iterationvars,
             "repetition": spec.repetition, "vars": dict(spec.vars)})

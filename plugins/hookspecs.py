@@ -231,6 +231,28 @@ def ibfabric_register_arbitration_policies(register: Callable[..., None]) -> Non
     """
 
 
+@hookspec
+def ibfabric_register_workloads(register: Callable[..., None]) -> None:
+    """Register workloads: application traffic as rank programs (collectives, exchanges).
+
+    Called once per plugin manager; ``ibfabric run --workload NAME:size=...,reps=...``
+    and :func:`ibfabric.plugins.workloads.build_schedule` use them.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, build, description='')``. ``build(b, size, options)`` appends one
+        repetition of the workload to ``b``, an :class:`ibfabric.components.hca.schedule.ScheduleBuilder`
+        of ``b.num_ranks`` ranks (operations ``b.send``, ``b.recv``, ``b.calc``; a rank's first
+        operations require ``b.entry[rank]``; tags from ``b.tag_base`` on), for a message size of
+        ``size`` bytes and a dict of string ``options``, whose names ``build.option_names`` lists.
+
+    Returns
+    -------
+    None
+    """
+
+
 # -------------------------------------------------------------------------
 # Observation: called rarely, never per packet
 # -------------------------------------------------------------------------

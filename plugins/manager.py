@@ -46,6 +46,7 @@ ROLES: dict[str, tuple[str, str]] = {
     "path_selectors": ("ibfabric_register_path_selectors", "path selector"),
     "traffic_patterns": ("ibfabric_register_traffic_patterns", "traffic pattern"),
     "arbitration_policies": ("ibfabric_register_arbitration_policies", "arbitration policy"),
+    "workloads": ("ibfabric_register_workloads", "workload"),
 }
 
 
@@ -54,7 +55,7 @@ class PluginSet:
 
     Attributes ``module_types``, ``routing_engines``, ``multicast_routing_engines``, ``vl_arbiters``,
     ``packet_droppers``, ``replication_engines``, ``path_selectors``,
-    ``traffic_patterns`` and ``arbitration_policies`` are
+    ``traffic_patterns``, ``arbitration_policies`` and ``workloads`` are
     :class:`~ibfabric.plugins.registry.Registry` objects.
     """
 
@@ -67,6 +68,7 @@ class PluginSet:
     path_selectors: Registry
     traffic_patterns: Registry
     arbitration_policies: Registry
+    workloads: Registry
 
     def __init__(self, pm: pluggy.PluginManager):
         self.pm = pm

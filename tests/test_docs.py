@@ -151,13 +151,25 @@ def congestion_control():
     return sim.run("60us")
 
 
+def workload():
+    from ibfabric.components.hca.workload import Workload
+    from ibfabric.plugins.workloads import BUILTINS, build_schedule
+
+    sim = ibfabric.load("bermudez2006_fig1", overrides={"**.traffic": "uniform", "**.load": "0.1",
+                                                        "**.routing": "updn"})
+    schedule = build_schedule("allreduce-ring", BUILTINS["allreduce-ring"][0], 4, 8192, reps=2)
+    Workload(sim, schedule, placement="random", stop=True, ideal=True)
+    return sim.run("1ms")
+
+
 @pytest.fixture(scope="module")
 def summaries():
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {f.__name__: f() for f in (plain, multicast_realtime, scenario, dynamic_sm, qos, congestion_control)}
+        return {f.__name__: f() for f in (plain, multicast_realtime, scenario, dynamic_sm, qos, congestion_control,
+                                          workload)}
 
 
 def test_the_representative_runs_have_their_sections(summaries):
@@ -167,9 +179,11 @@ def test_the_representative_runs_have_their_sections(summaries):
     assert summaries["qos"]["qos"]["per_sl"]
     assert summaries["congestion_control"]["congestion_control"]["becn_received"] > 0
     assert summaries["congestion_control"]["flows"]["hot_spot"]
+    assert summaries["workload"]["workload"]["complete"]
 
 
-@pytest.mark.parametrize("run", ["plain", "multicast_realtime", "scenario", "dynamic_sm", "qos", "congestion_control"])
+@pytest.mark.parametrize("run", ["plain", "multicast_realtime", "scenario", "dynamic_sm", "qos", "congestion_control",
+                                 "workload"])
 def test_every_summary_key_is_documented(summaries, run):
     page = documented("measurements.md")
     missing = sorted(p for p in key_paths(summaries[run]) if p not in page)

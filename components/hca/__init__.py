@@ -146,6 +146,24 @@ class HCA(IBNode):
             raise ConfigError(f"{self.path}: 'sl2vl' uses VL {bad[0]} but the port has {nvl} data VLs")
         return list(self.sl2vl)
 
+    def check_path_sls(self, sls) -> None:
+        """Check that this HCA's SL-to-VL table puts each of *sls* (SLs of the routing's paths: dfsssp,
+        lash) on the VL the routing engine gives it.
+
+        Raises
+        ------
+        ConfigError
+            Naming the first SL that it does not, and the ``numVLs`` that would do.
+        """
+        sim = self.sim
+        vl_of = self.sl2vl_table(self.link_vls(self.links[self.first_port][0]))
+        for sl in sls:
+            if vl_of[sl] != sim.tables.sl2vl[sl]:
+                raise ConfigError(f"{self.path}: the routing engine puts SL {sl} on VL {sim.tables.sl2vl[sl]},"
+                                  f" this HCA's SL-to-VL table on VL {vl_of[sl]}: give it 'numVLs' >="
+                                  f" {max(sim.tables.sl2vl[x] for x in sls) + 1} (or the engine"
+                                  f" fewer layers)")
+
     def max_packet(self) -> int:
         """The largest packet the HCA sends, in bytes: its MTU plus the header size."""
         return self.mtu + self.header_size
@@ -186,13 +204,7 @@ class HCA(IBNode):
                 raise ConfigError(f"{self.path}: the routing engine gives every path its SL (dfsssp, lash):"
                                   f" 'sl' cannot be set too (got {self.params['sl']!r})")
             self.source_sls = sorted(set(np.delete(self.path_sls, src).tolist()))
-            vl_of = self.sl2vl_table(self.link_vls(self.links[self.first_port][0]))
-            for sl in self.source_sls:
-                if vl_of[sl] != sim.tables.sl2vl[sl]:
-                    raise ConfigError(f"{self.path}: the routing engine puts SL {sl} on VL {sim.tables.sl2vl[sl]},"
-                                      f" this HCA's SL-to-VL table on VL {vl_of[sl]}: give it 'numVLs' >="
-                                      f" {max(sim.tables.sl2vl[x] for x in self.source_sls) + 1} (or the engine"
-                                      f" fewer layers)")
+            self.check_path_sls(self.source_sls)
         tx = self.tx[self.first_port]
         # with path SLs the destination decides the SL: one source, creating every message on time when
         # there are several (SplitSource splits a stream of drawn SLs; a pattern may never reach an SL)
@@ -213,6 +225,15 @@ class HCA(IBNode):
                 for sl in sorted(set(s.sls)):
                     tx.use_sl(sl)
         tx.poke(0.0)
+
+    def add_source(self, source) -> None:
+        """Add a traffic source to the first port's transmitter, beside those it has (a workload's
+        :class:`~ibfabric.components.hca.workload.MessageSource`); the port looks at it from now on."""
+        if self.first_port is None:
+            raise ConfigError(f"{self.path}: no port is connected")
+        tx = self.tx[self.first_port]
+        self._add_source(tx, source)
+        tx.poke(self.sim.now)
 
     @staticmethod
     def _add_source(tx, source) -> None:

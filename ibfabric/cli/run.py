@@ -33,6 +33,9 @@ DEFAULTS = {
     "seed": 1,
 }
 
+#: the run limit of a workload when --time is not given: the run stops when the workload completes
+WORKLOAD_LIMIT = "1s"
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -71,6 +74,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="verify the credit invariant at every transmission (slow)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    w = p.add_argument_group("application workloads (docs/workloads.md)")
+    w.add_argument("--workload", metavar="SPEC",
+                   help="run a workload until it completes (--time is then the limit, default"
+                        f" {WORKLOAD_LIMIT}): a GOAL file (FILE.goal) or NAME[:size=64KiB,reps=1,ranks=P,...] of a"
+                        " registered one (ibfabric plugins lists them); no background traffic unless --traffic")
+    w.add_argument("--placement", default="linear", metavar="HOW",
+                   help="ranks on hosts: linear, random (from --seed) or file:PATH (default linear)")
+    w.add_argument("--workload-sl", type=int, default=0, metavar="SL",
+                   help="SL of the workload's messages where the routing gives paths none (default 0)")
+    w.add_argument("--ideal", action="store_true",
+                   help="also run the workload on an ideal crossbar of the same link rate: its time and the slowdown")
+    w.add_argument("--write-goal", metavar="FILE", help="write the workload's schedule as GOAL text to FILE")
     add_huge_pages(p)
     qos_cli.add_run_options(p)
     return p
@@ -128,14 +143,16 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
         elif default is not None:
             weak.append((pattern, default))
 
+    workload = getattr(args, "workload", None) is not None
     option("**.routing", args.routing, DEFAULTS["routing"] if args.topology is None else None)
     option("**.arbiter", args.arbiter)
     option("**.dropper", args.dropper)
     if args.traffic == "cbr":
         soft.extend(qos_cli.run_overrides(args))
     else:
-        option("**.traffic", '""' if args.traffic == "none" else args.traffic, DEFAULTS["traffic"])
-    pattern_traffic = args.traffic not in ("none", "cbr")  # the default load goes with the default traffic
+        option("**.traffic", '""' if args.traffic == "none" else args.traffic,
+               '""' if workload else DEFAULTS["traffic"])
+    pattern_traffic = args.traffic not in ("none", "cbr") and not (workload and args.traffic is None)  # the default load goes with the default traffic
     option("**.load", None if args.load is None else repr(args.load), str(DEFAULTS["load"]) if pattern_traffic else None)
     option("**.packetSize", None if args.packet_size is None else f"{args.packet_size}B", f"{DEFAULTS['packet_size']}B")
     option("**.arrival", args.arrival)
@@ -143,8 +160,8 @@ def scenario(args) -> tuple[Any, list[tuple[str, str]], list[tuple[str, str]], l
         from ibfabric.configs import overrides
 
         soft.extend(overrides(args.config).items())
-    duration = _duration(args.time or DEFAULTS["time"], "--time")
-    warmup = _duration(args.warmup or DEFAULTS["warmup"], "--warmup")
+    duration = _duration(args.time or (WORKLOAD_LIMIT if workload else DEFAULTS["time"]), "--time")
+    warmup = _duration(args.warmup or ("0us" if workload else DEFAULTS["warmup"]), "--warmup")
     if duration <= warmup:
         raise ConfigError(
             f"--time must be after --warmup (got --time {args.time or DEFAULTS['time']},"
@@ -192,6 +209,8 @@ def run(args) -> int:
         sim.apply_events(events)
     if cbr:
         qos_cli.setup_run(sim, args)
+    if getattr(args, "workload", None) is not None:
+        start_workload(sim, args)
     deadlock = None
     try:
         summary = sim.run(duration, progress=not args.no_progress and sys.stderr.isatty())
@@ -208,11 +227,51 @@ def run(args) -> int:
         print_summary(summary)
         if "qos" in summary:
             qos_cli.print_qos(summary["qos"])
+        if "workload" in summary:
+            print_workload(summary["workload"])
         if args.out:
             print(f"results written to {args.out}/summary.json")
     if deadlock is not None:
         raise deadlock
+    error = (summary.get("workload") or {}).get("error")
+    if error:
+        raise ConfigError(error)
     return 0
+
+
+def start_workload(sim, args) -> None:
+    """Build the schedule of ``--workload`` and start it on *sim*, to stop the run when it completes."""
+    from ibfabric.components.hca.goal import to_goal
+    from ibfabric.components.hca.workload import Workload
+    from ibfabric.plugins.workloads import schedule_from_spec
+
+    schedule = schedule_from_spec(sim.plugins, args.workload, len(sim.hosts))
+    if args.write_goal:
+        from ibfabric.results import write_atomic
+
+        write_atomic(args.write_goal, to_goal(schedule))
+    Workload(sim, schedule, placement=args.placement, sl=args.workload_sl, stop=True, ideal=args.ideal)
+
+
+def print_workload(w: dict[str, Any]) -> None:
+    """The workload's figures under the summary table."""
+    from rich.console import Console
+
+    console = Console(width=100)
+    if w["complete"]:
+        n = w["messages"]
+        line = (f"workload {w['name'] or ''}: {w['ranks']} ranks, {n:,} message{'' if n == 1 else 's'},"
+                f" {w['bytes']:,} bytes, completed in {w['completion_ns'] / 1000:,.3f} us")
+        if w.get("slowdown") is not None:
+            line += f" ({w['slowdown']:.2f}x the ideal crossbar's {w['ideal_ns'] / 1000:,.3f} us)"
+    else:
+        line = (f"workload {w['name'] or ''}: {w['operations_done']:,} of {w['operations']:,} operations done,"
+                " not complete")
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
+    phases = w.get("phases") or []
+    if len(phases) > 1:
+        times = ", ".join(f"{p['time_ns'] / 1000:,.3f}" if p["time_ns"] is not None else "-" for p in phases)
+        console.print(f"  per repetition (us): {times}", highlight=False, markup=False, soft_wrap=True)
 
 
 def check_out_dir(path: str) -> None:

@@ -82,6 +82,7 @@ ibfabric_register_replication_engines = _registrar()
 ibfabric_register_path_selectors = _registrar()
 ibfabric_register_traffic_patterns = _registrar()
 ibfabric_register_arbitration_policies = _registrar()
+ibfabric_register_workloads = _registrar()
 '''
 
 

@@ -15,6 +15,7 @@ from .replication import FromInput
 from .routing import lowest_port_bfs
 from .selector import CreditLottery
 from .traffic import Neighbour
+from .workload import incast
 
 
 @hookimpl
@@ -56,3 +57,8 @@ def ibfabric_register_module_types(register):
 @hookimpl
 def ibfabric_register_arbitration_policies(register):
     register("flat-share", FlatShare, description="bandwidth admission, equal weights")
+
+
+@hookimpl
+def ibfabric_register_workloads(register):
+    register("incast", incast, description="every rank sends size bytes to rank 'root'")

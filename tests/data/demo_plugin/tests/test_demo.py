@@ -195,3 +195,27 @@ def test_the_counter_counts_every_delivery(make_simulation):
 def test_a_negative_bound_is_refused(make_simulation):
     with pytest.raises(ConfigError, match="'slowerThan' must be >= 0"):
         make_simulation(COUNTED, plugins=DEMO, overrides={"**.counter.slowerThan": "-1us"})
+
+
+# ---------------------------------------------------------------- workload
+
+
+def test_the_incast_runs_to_completion(make_simulation):
+    from ibfabric.components.hca.workload import Workload
+    from ibfabric.plugins.workloads import build_schedule
+    from ibfabric_demo.workload import incast
+
+    sim = make_simulation("star", plugins=DEMO, overrides={"**.traffic": '""'})
+    schedule = build_schedule("incast", incast, 4, 10_000, reps=2, options={"root": "2"})
+    workload = Workload(sim, schedule, stop=True)
+    summary = sim.run("10ms")
+    assert workload.complete and summary["workload"]["messages"] == 6
+    assert summary["workload"]["bytes_delivered"] == 60_000
+
+
+def test_the_root_must_be_a_rank():
+    from ibfabric.plugins.workloads import build_schedule
+    from ibfabric_demo.workload import incast
+
+    with pytest.raises(ConfigError, match="root 9 is not a rank"):
+        build_schedule("incast", incast, 4, 100, options={"root": "9"})
