@@ -57,3 +57,22 @@ def test_omnetpp_ib_port_overflows_by_the_models_rules(tmp_path):
     assert proc.returncode == 0, proc.stderr
     rows = {r["rules"]: r for r in json.loads(out.read_text())["rows"]}
     assert rows["model"]["overflows_per_ms"] > 0 and rows["counted"]["overflows_per_ms"] == 0
+
+
+def test_alfaro2001_admission_rows_from_the_largest_run_equal_fresh_runs():
+    # Tables 2-4: a row is min(tried, E), E the largest run's count, because the same seed draws the same requests
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("alfaro2001_experiment", ROOT / "experiments" / "alfaro2001.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cfg = mod.load_config()
+    cfg["widths"]["1x"]["tried"] = [1000, 2400, 3000]
+    derived = mod.table2_job(cfg, "mesh", 256, "1x")
+    fresh = mod.table2_job(cfg, "mesh", 256, "1x", fresh=True)
+    assert set(derived["modes"]) == {"strict", "bandwidth"}
+    for mode, rows in derived["modes"].items():
+        assert [r["established"] for r in rows] == [r["established"] for r in fresh["modes"][mode]]
+    strict, bw = (derived["modes"][m][-1]["established"] for m in ("strict", "bandwidth"))
+    assert 2400 > strict and strict < bw < 3000  # the 64 entries bind before the bandwidth does
+    assert set(derived["modes"]["bandwidth"][-1]["rejections"]) == {"bandwidth"}
