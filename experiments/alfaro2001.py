@@ -309,6 +309,33 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def summary(files: dict[str, Path]) -> str:
+    """Tables 2-4 side by side at the largest number tried (strict and bandwidth-only), and their ratios,
+    from one results file per width (the admission jobs of each)."""
+    rows, ratios = [], []
+    for width, path in files.items():
+        res = json.loads(path.read_text())
+        name, paper = PAPER_TABLES[width]
+        jobs = {(r["topology"], r["size"]): r for r in res["jobs"] if r["kind"] == "table2" and "modes" in r}
+        keys = [k for k in paper if k != "tried" and k in jobs]
+        for mode in ("strict", "bandwidth"):
+            last = {k: max(jobs[k]["modes"][mode], key=lambda r: r["tried"]) for k in keys}
+            rows.append(f"| {name.split()[1]} ({width}) | {paper['tried'][-1]} | {mode} | "
+                        + " | ".join(f"{last[k]['established']} / {paper[k][-1]}" for k in keys) + " |")
+            got = [last[k]["established"] / paper[k][-1] for k in keys]
+            load = [last[k]["requested_load"] for k in keys]
+            need = [last[k]["requested_load"] * paper[k][-1] / last[k]["established"] for k in keys]
+            ratios.append((width, mode, got, load, need))
+    head = "| table | tried | admission | " + " | ".join(f"{t} {s}" for t, s in keys) + " |"
+    out = [head, "|---" * (3 + len(keys)) + "|", *rows, ""]
+    out.append("| link | admission | ours / paper | requested load | the paper's count at our mean bandwidth per connection |")
+    out.append("|---|---|---|---|---|")
+    rng = lambda xs: f"{min(xs):.3f}-{max(xs):.3f}"
+    for width, mode, got, load, need in ratios:
+        out.append(f"| {width} | {mode} | {rng(got)} | {rng(load)} | {rng(need)} |")
+    return "\n".join(out)
+
+
 def plot(res: dict[str, Any], out_dir: Path) -> None:
     try:
         import matplotlib
@@ -350,13 +377,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=("table2", "fig4", "delay"), action="append", help="run only these parts")
     ap.add_argument("--topology", action="append", help="only these topologies")
     ap.add_argument("--packet-size", type=int, action="append", help="only these packet sizes")
+    ap.add_argument("--retries", type=int, help="attempts per connection (default: [admission] retries)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="windows 20 times shorter (a smoke test; numbers are noisy)")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
+    ap.add_argument("--summary", action="store_true",
+                    help="print Tables 2-4 side by side from results/alfaro2001_table2.json, _4x.json, _12x.json")
     ap.add_argument("--plot", action="store_true", help="draw Fig. 4 next to the results (needs matplotlib)")
     args = ap.parse_args(argv)
     if args.out is None:
         args.out = RESULTS if args.width == "1x" else RESULTS.with_name(f"alfaro2001_{args.width}.json")
+    if args.summary:
+        print(summary({"1x": RESULTS.with_name("alfaro2001_table2.json"), "4x": RESULTS.with_name("alfaro2001_4x.json"),
+                       "12x": RESULTS.with_name("alfaro2001_12x.json")}))
+        return 0
     if args.report:
         res = json.loads(args.out.read_text())
         print(report(res))
@@ -365,6 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cfg = load_config(args.config)
     wcfg = width_config(cfg, args.width)
+    if args.retries is not None:
+        if args.retries < 1:
+            raise SystemExit(f"error: --retries must be >= 1 (got {args.retries})")
+        cfg["admission"]["retries"] = args.retries
     parts = set(args.only or ("table2", "fig4", "delay"))
     topos = args.topology or list(cfg["topologies"])
     sizes = args.packet_size or cfg["traffic"]["packet_sizes"]

@@ -76,3 +76,15 @@ def test_alfaro2001_admission_rows_from_the_largest_run_equal_fresh_runs():
     strict, bw = (derived["modes"][m][-1]["established"] for m in ("strict", "bandwidth"))
     assert 2400 > strict and strict < bw < 3000  # the 64 entries bind before the bandwidth does
     assert set(derived["modes"]["bandwidth"][-1]["rejections"]) == {"bandwidth"}
+
+
+def test_alfaro2001_summary_and_bad_retries():
+    script = str(ROOT / "experiments" / "alfaro2001.py")
+    proc = subprocess.run([sys.executable, script, "--summary"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    # Tables 2-4 from the committed results, each admission beside the paper's count
+    for row in ("| 2 (1x) | 3072 | strict | 2339 / 2623", "| 3 (4x) | 12000 | bandwidth |", "| 4 (12x) | 35000 | strict |"):
+        assert row in proc.stdout
+    bad = subprocess.run([sys.executable, script, "--retries", "0", "--only", "table2"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode != 0 and "--retries must be >= 1" in bad.stderr
