@@ -15,6 +15,7 @@ to the paper's.
 
     python experiments/alfaro2001.py                  # everything; writes experiments/results/alfaro2001.json
     python experiments/alfaro2001.py --width 4x       # Appendix A at 4x; writes results/alfaro2001_4x.json
+    python experiments/alfaro2001.py --summary        # Tables 2-4 side by side, strict and bandwidth-only admission
     python experiments/alfaro2001.py --only table2    # admission only, about a minute
     python experiments/alfaro2001.py --quick          # short windows: a smoke test of the whole pipeline
     python experiments/alfaro2001.py --report         # the tables of an existing results file
