@@ -5,6 +5,7 @@
     python experiments/bermudez2006.py prepass          # traffic-free assimilations: how long each runs (prepass.json)
     python experiments/bermudez2006.py files            # writes the experiment files from the above
     python experiments/bermudez2006.py collect [--plots] # tables from results/bermudez2006_*/runs/*/summary.json
+    python experiments/bermudez2006.py fig10            # Fig. 10: computation cost from operation counts (results/bermudez2006_fig10.json)
 
 The subnets (paper section 4.1): S four-port switches, random irregular, a host on every
 port left free by the switch-to-switch links (`generators.kim2007(S, cycles, ports=4)`:
@@ -105,14 +106,17 @@ def prepass(sizes) -> dict:
 
     out = {}
     for size in sizes:
-        tg = targets(size)
-        picks = [tg[0], next(t for t in tg if t[0] == "fail-link")]
+        if size == "fig1":  # Fig. 14a on the paper's subnet: only its failing switch
+            picks, path = [("fail-node", fig1_target())], FIG1
+        else:
+            tg = targets(size)
+            picks, path = [tg[0], next(t for t in tg if t[0] == "fail-link")], TOPO_DIR / f"irr{size}.ned"
         for label, (routing, opts, lmc) in ENGINES.items():
             ends = []
             for action, target in picks:
                 ov = {"**.sm.dynamic": "true", "**.sm.routing": routing, "**.sm.routingOptions": opts,
                       "**.sm.lmc": str(lmc), "**.traffic": "uniform", "**.load": "1e-9"}
-                sim = ibfabric.load(str(TOPO_DIR / f"irr{size}.ned"), overrides=ov, seed=1,
+                sim = ibfabric.load(str(path), overrides=ov, seed=1,
                                     optional_overrides=configs.overrides("bermudez2006"))
                 (sim.fail_node if action == "fail-node" else sim.fail_link)(target, at="100us")
                 s = sim.run("400ms")
@@ -207,28 +211,69 @@ FIG14_SIZES = (8, 16, 24)
 FIG14_LOADS = (0.05, 0.1, 0.2, 0.3, 0.45, 0.6)
 
 
-def write_fig14(ends: dict) -> Path:
+FIG1 = ROOT / "topologies" / "bermudez2006_fig1.ned"
+
+
+def fig1_target() -> str:
+    """The switch of the Fig. 1 subnet that fails in Fig. 14a: the first in LID order, the SM's own switch
+    left out, whose failure cuts off the fewest hosts (one: its own) and leaves the rest connected."""
+    from ibfabric.topologies import load_fabric
+
+    g = load_fabric(FIG1)
+    sw = [int(n) for n in g.switches]
+    adj: dict[int, set] = defaultdict(set)
+    for ln in g.links:
+        adj[ln.a].add(ln.b)
+        adj[ln.b].add(ln.a)
+    name = {i: g.nodes[i].name.rpartition(".")[2] for i in range(len(g.nodes))}
+    sm_host = next(i for i in range(len(g.nodes)) if name[i] == "h4")  # topologies/bermudez2006_fig1.ned: sm on h4
+    hosts = [int(n) for n in g.cas]
+    best = None
+    for s in sorted((x for x in sw if sm_host not in adj[x]), key=lambda x: int(name[x].removeprefix("sw"))):
+        seen, todo = {sm_host}, [sm_host]
+        while todo:
+            for y in adj[todo.pop()]:
+                if y != s and y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        lost = sum(1 for h in hosts if h not in seen)
+        if best is None or lost < best[0]:
+            best = (lost, name[s])
+    return best[1]
+
+
+def write_fig14(ends: dict, fig1: bool = False) -> Path:
     """Performance after the change: the failure at 20 us with a nearly idle fabric and the computation
     priced at 1 ns per counted operation (the tables, not their timing, matter here); the load is
-    switched on once the assimilation (both phases of a hybrid) is over, measured after 300 us more."""
+    switched on once the assimilation (both phases of a hybrid) is over, measured after 300 us more.
+
+    *fig1*: panel a on the paper's own Fig. 1 subnet (``bermudez2006_fig14a.toml``), the switch of
+    :func:`fig1_target` failing; else panels a-c on the generated subnets of 8, 16, 24 switches."""
     sizes, tgts, on, warm, time = [], [], [], [], []
-    for size in FIG14_SIZES:
-        end = max(ends[f"{size}/PIRa"])  # exploration + PIRa's computation + distribution: an upper bound here
+    panels = [("fig1", fig1_target(), "fig1/PIRa")] if fig1 else \
+        [(size, targets(size)[0][1], f"{size}/PIRa") for size in FIG14_SIZES]
+    for size, target, key in panels:
+        end = max(ends[key])  # exploration + PIRa's computation + distribution: an upper bound here
         t_on = math.ceil((1.2 * end + 500_000) / 1000)
         sizes.append(size)
-        tgts.append(targets(size)[0][1])
+        tgts.append(target)
         on.append(f"{t_on}us")
         warm.append(f"{t_on + 300}us")
         time.append(f"{t_on + 1300}us")
     labels = list(ENGINES)
-    text = f"""# Bermudez et al. 2006, Fig. 14: latency and throughput after the change, on {', '.join(map(str, FIG14_SIZES))}
-# switches (the paper's panels a-c), per engine and offered load.
+    name = "bermudez2006_fig14a" if fig1 else "bermudez2006_fig14"
+    topology = "../topologies/bermudez2006_fig1.ned" if fig1 else "bermudez2006/irr${size}.ned"
+    what = ("the paper's own Fig. 1 subnet (8 switches, 7 hosts; panel a)" if fig1 else
+            f"{', '.join(map(str, FIG14_SIZES))}\n# switches (the paper's panels a-c)")
+    failing = (f"Switch {tgts[0]} (the first in LID order whose failure cuts off one host only,\n# its own, and "
+               "leaves the rest connected)" if fig1 else "The first sampled switch of each size")
+    text = f"""# Bermudez et al. 2006, Fig. 14: latency and throughput after the change, on {what}, per engine and offered load.
 #
-#   ibfabric sweep experiments/bermudez2006_fig14.toml --jobs 1
+#   ibfabric sweep experiments/{name}.toml --jobs 1
 #   python experiments/bermudez2006.py collect
 #
 # GENERATED by `python experiments/bermudez2006.py files` (edit the script, not this file).
-# The first sampled switch of each size fails at 20 us (the fabric nearly idle: load 0.0001), the
+# {failing} fails at 20 us (the fabric nearly idle: load 0.0001), the
 # dynamic SM assimilates it with the computation priced at 1 ns per counted operation (so DR's
 # tables do not take 100 ms to arrive: what is measured here is the tables, not their timing), the
 # uniform load is switched on at ${{on}} (after the assimilation, both phases of a hybrid; the
@@ -237,8 +282,8 @@ def write_fig14(ends: dict) -> Path:
 # accepted load is below the offered load by about their share of the destinations.
 
 [experiment]
-name = "bermudez2006_fig14"
-topology = "bermudez2006/irr${{size}}.ned"
+name = "{name}"
+topology = "{topology}"
 config = "bermudez2006"
 time = "${{time}}"
 warmup = "${{warm}}"
@@ -277,7 +322,7 @@ action = "set-traffic"
 target = "**"
 load = "${{load}}"
 """
-    path = HERE / "bermudez2006_fig14.toml"
+    path = HERE / f"{name}.toml"
     path.write_text(text)
     return path
 
@@ -419,13 +464,13 @@ def table_fig13(rows) -> str:
     return "\n".join(out)
 
 
-def fig14_rows():
+def fig14_rows(name: str = "bermudez2006_fig14"):
     out = []
-    for v, status, err, sm in runs("bermudez2006_fig14"):
+    for v, status, err, sm in runs(name):
         a = (sm.get("assimilations") or [{}])[0]
         end = end_ns(a) if a else None
         on = float(v["on"].removesuffix("us")) * 1000
-        out.append({"size": int(v["size"]), "engine": v["engine"], "load": float(v["load"]), "run": status,
+        out.append({"size": int(v["size"]) if v["size"].isdigit() else v["size"], "engine": v["engine"], "load": float(v["load"]), "run": status,
                     "late": end is None or end > on, "accepted": sm.get("accepted_load"), "offered": sm.get("offered_load"),
                     "latency": (sm.get("latency_ns") or {}).get("mean"), "saturated": sm.get("saturated")})
     return out
@@ -434,7 +479,7 @@ def fig14_rows():
 def table_fig14(rows) -> str:
     loads = sorted({r["load"] for r in rows})
     out = ["| size | engine | " + " | ".join(f"{x:g}" for x in loads) + " |", "|---|---|" + "---|" * len(loads)]
-    for size in sorted({r["size"] for r in rows}):
+    for size in sorted({r["size"] for r in rows}, key=lambda x: (isinstance(x, int), x if isinstance(x, int) else 0)):
         for eng in ENGINES:
             cells = []
             for x in loads:
@@ -503,9 +548,79 @@ def plots(rows, f14) -> None:
         fig.savefig(outdir / "bermudez2006_fig14.png", dpi=90)
 
 
+#: Fig. 10 as the paper's text gives it (section 4.2): "PIRa works about five times faster than FERa, and
+#: 10 times faster than DR", the disparities growing with the subnet size.
+PAPER_FIG10 = {"fera/pira": 5.0, "dr/pira": 10.0}
+#: The engines of Fig. 10 and the LMC each is run with (the experiment's: DR renames with lmc = 1).
+FIG10_ENGINES = {"pira": 0, "fera": 0, "dr": 1}
+
+
+def fig10() -> dict:
+    """Operation counts of PIRa, FERa and DR on the Fig. 1 subnet and the six subnets, priced two ways.
+
+    ``ops``: every counted operation of every engine at ``cost.OP_NS`` (the
+    ratios are the counts'); ``work``: at each engine's cost calibrated on
+    this machine's CPU time (the simulations' default, ``smComputeTime =
+    model``).  Deterministic: no time is measured.
+    """
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from ibfabric.components.sm import cost
+    from ibfabric.plugins import PluginSet
+    from ibfabric.topologies import load_fabric
+
+    engines = PluginSet.load().routing_engines
+    fabrics = [("fig1", ROOT / "topologies" / "bermudez2006_fig1.ned")] + [
+        (str(size), TOPO_DIR / f"irr{size}.ned") for size in CYCLES]
+    rows = []
+    for label, path in fabrics:
+        g = load_fabric(path)
+        row = {"fabric": label, "switches": len(g.switches), "hosts": len(g.cas), "engines": {}}
+        for eng, lmc in FIG10_ENGINES.items():
+            t = engines[eng](g.with_lids(lmc=lmc), {}, np.random.default_rng(1))
+            row["engines"][eng] = {"work": dict(t.info["work"]), "work_total": int(t.info["work_total"]),
+                                   "ops_ns": cost.compute_time_ns(t, "ops"), "work_ns": cost.compute_time_ns(t, "work")}
+        e = row["engines"]
+        # FERa as §2.3 describes it, one search "to every destination node" (switches and hosts) where ours
+        # searches once per destination switch: its searches (work beyond the up*/down* graph's S visits and
+        # one relaxation per switch-to-switch port end, and beyond the entries) times nodes / switches
+        S, n = len(g.switches), len(g.switches) + len(g.cas)
+        ends = sum(2 for ln in g.links if g.is_switch[ln.a] and g.is_switch[ln.b])
+        fw = e["fera"]["work"]
+        searches = fw["visits"] - S + fw["relaxations"] - ends
+        per_node = S + ends + searches * n / S + fw["entries"]
+        row["fera_per_node"] = {"searches_ours": searches, "total": per_node, "ratio": per_node / e["pira"]["work_total"]}
+        for model in ("ops", "work"):
+            row[f"{model}_ratio"] = {f"{x}/pira": e[x][f"{model}_ns"] / e["pira"][f"{model}_ns"] for x in ("fera", "dr")}
+        rows.append(row)
+    return {"op_ns": cost.OP_NS, "step_ns_by_engine": {k: cost.STEP_NS_BY_ENGINE[k] for k in FIG10_ENGINES},
+            "paper": PAPER_FIG10, "rows": rows}
+
+
+def table_fig10(res: dict) -> str:
+    out = ["| subnet | switches/hosts | PIRa ops (v/r/e/c) | FERa ops (v/r/e/c) | DR ops (v/r/e/c) | ops model: PIRa / FERa / DR ms "
+           "| FERa/PIRa ops / paper | DR/PIRa ops / paper | per-engine CPU calibration: FERa/PIRa, DR/PIRa "
+           "| FERa/PIRa, FERa searching per destination node (§2.3) |",
+           "|---" * 10 + "|"]
+    for r in res["rows"]:
+        e = r["engines"]
+        ops = lambda k: f"{e[k]['work_total']} ({'/'.join(str(e[k]['work'][c]) for c in ('visits', 'relaxations', 'entries', 'checks'))})"
+        ms = " / ".join(f"{e[k]['ops_ns'] / 1e6:.3f}" for k in ("pira", "fera", "dr"))
+        o, w = r["ops_ratio"], r["work_ratio"]
+        out.append(f"| {r['fabric']} | {r['switches']}/{r['hosts']} | {ops('pira')} | {ops('fera')} | {ops('dr')} | {ms} "
+                   f"| {o['fera/pira']:.2f} / ~{res['paper']['fera/pira']:.0f} | {o['dr/pira']:.2f} / ~{res['paper']['dr/pira']:.0f} "
+                   f"| {w['fera/pira']:.2f}, {w['dr/pira']:.2f} | {r['fera_per_node']['ratio']:.2f} |")
+    out.append("")
+    out.append(f"ops model: {res['op_ns']} ns per counted operation, every engine; per-engine calibration: "
+               + ", ".join(f"{k} {v} ns" for k, v in res["step_ns_by_engine"].items()) + ".")
+    return "\n".join(out)
+
+
 def collect(make_plots: bool) -> None:
     rows, bad = fig11_rows()
     f14 = fig14_rows()
+    f14a = fig14_rows("bermudez2006_fig14a")
     print("### Fig. 11: assimilation time\n" + table_fig11(rows))
     print("\n### Fig. 12: discarded data packets (mean per failure; hybrids: total (until the PIRa tables are active); [done/all] when some second phases deadlocked: the total is over those that completed, the first phase over all)\n")
     print(table_fig12(rows))
@@ -515,6 +630,9 @@ def collect(make_plots: bool) -> None:
     print(table_fig13(rows))
     print("\n### Fig. 14: accepted load / latency mean (us) after the change (! assimilation not over when the load came on)\n")
     print(table_fig14(f14))
+    if f14a:
+        print("\n### Fig. 14a on the paper's Fig. 1 subnet: accepted load / latency mean (us) after the change\n")
+        print(table_fig14(f14a))
     if bad:
         print("\n### runs that did not complete one assimilation\n")
         for b in bad:
@@ -525,14 +643,25 @@ def collect(make_plots: bool) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["topologies", "targets", "prepass", "files", "collect"])
+    ap.add_argument("what", choices=["topologies", "targets", "prepass", "files", "collect", "fig10"])
     ap.add_argument("--sizes", type=int, nargs="*")
+    ap.add_argument("--fig1", action="store_true", help="prepass: the Fig. 1 subnet only (for Fig. 14a)")
     ap.add_argument("--plots", action="store_true", help="also write experiments/results/bermudez2006_fig1{1,2,4}.png")
     a = ap.parse_args()
     if a.what == "topologies":
         write_topologies()
     elif a.what == "collect":
         collect(a.plots)
+    elif a.what == "fig10":
+        import time
+
+        t0 = time.perf_counter()
+        res = fig10()
+        res["wall_s"] = time.perf_counter() - t0
+        out = HERE / "results" / "bermudez2006_fig10.json"
+        out.write_text(json.dumps(res, indent=1) + "\n")
+        print(table_fig10(res))
+        print(f"\n{res['wall_s']:.1f} s; written to {out}", file=sys.stderr)
     elif a.what == "targets":
         for size in CYCLES:
             print(size, targets(size))
@@ -541,10 +670,12 @@ if __name__ == "__main__":
         for size in a.sizes or list(CYCLES):
             print(write_fig11(size, ends))
         print(write_fig14(ends))
+        if "fig1/PIRa" in ends:
+            print(write_fig14(ends, fig1=True))
         print(write_fig11(16, ends, patterns=("bit-reversal", "transpose", "shuffle"), switches_only=True,
                           name="bermudez2006_fig13"))
     elif a.what == "prepass":
-        res = prepass(a.sizes or list(CYCLES))
+        res = prepass(["fig1"] if a.fig1 else (a.sizes or list(CYCLES)))
         f = TOPO_DIR / "prepass.json"
         old = json.loads(f.read_text()) if f.exists() else {}
         old.update(res)

@@ -7,8 +7,14 @@ it orders the engines: DR slowest, then FERa, PIRa shortest, and a hybrid's
 first (PIRa) phase as short as PIRa alone.  This module turns a routing
 engine's result into that computation time.
 
-Two models:
+Three models:
 
+``model="ops"`` (deterministic; the paper's Fig. 10 from operation counts)
+    Every counted operation of every engine costs the same :data:`OP_NS`
+    (564.32 ns: one operation of this machine's global fit, below), so the
+    ratio between two engines' times is the ratio of their operation
+    counts: what the algorithms do, not how fast our implementation of each
+    runs.  A hybrid's phases are priced at the same cost.
 ``model="work"`` (the default; deterministic)
     Every built-in routing engine counts the elementary operations it did
     in ``tables.info["work"]`` (``visits``, ``relaxations``, ``entries``,
@@ -57,13 +63,17 @@ from typing import Any
 
 from ibfabric.errors import ConfigError
 
-__all__ = ["STEP_NS", "STEP_NS_BY_ENGINE", "MODELS", "compute_time_ns", "engine_key", "step_ns_for"]
+__all__ = ["OP_NS", "STEP_NS", "STEP_NS_BY_ENGINE", "MODELS", "compute_time_ns", "engine_key", "step_ns_for"]
 
 #: Models of :func:`compute_time_ns`.
-MODELS = ("work", "measured")
+MODELS = ("ops", "work", "measured")
 
 #: One cost per counted operation for every engine (ns), fitted on all runs.
 STEP_NS = 564.32
+
+#: Cost of one counted operation (a visit, a relaxation, an entry, a check) of
+#: any engine in the ``ops`` model (ns): the global fit, :data:`STEP_NS`.
+OP_NS = STEP_NS
 
 #: Cost per counted operation of each calibrated engine (ns).  A hybrid is
 #: priced phase by phase: PIRa's cost, the final engine's, and
@@ -119,9 +129,11 @@ def compute_time_ns(
     tables : ForwardingTables
         A routing engine's result, with ``info["work_total"]`` (every
         built-in engine sets it).
-    model : {"work", "measured"}
-        ``work``: ``work x step``, deterministic.  ``measured``: *measured_s*
-        seconds of CPU time, not reproducible.
+    model : {"work", "ops", "measured"}
+        ``work``: ``work x step``, deterministic.  ``ops``: ``work x OP_NS``,
+        the same cost for every engine and phase (*step_ns* replaces
+        :data:`OP_NS`).  ``measured``: *measured_s* seconds of CPU time, not
+        reproducible.
     step_ns : float, optional
         Cost of one counted operation; default the calibrated cost of the
         engine (of the phase's engine with *phase*), :data:`STEP_NS` for an
@@ -158,6 +170,8 @@ def compute_time_ns(
     157
     >>> compute_time_ns(t, step_ns=1000.0)
     157000
+    >>> compute_time_ns(t, "ops") == round(157 * OP_NS)
+    True
     >>> compute_time_ns(t, "measured", measured_s=0.0025)
     2500000
     """
@@ -173,6 +187,9 @@ def compute_time_ns(
                           "(tables.info['work_total']); use smComputeTime = measured")
     key = engine_key(tables)
     work = int(info["work_total"])
+    if model == "ops":
+        per_engine = False
+        step_ns = OP_NS if step_ns is None else step_ns
     if phase is None and "work_phases" in info and step_ns is None and per_engine:
         return sum(compute_time_ns(tables, phase=ph) for ph in _PHASES)
     if phase is not None:

@@ -102,9 +102,9 @@ class DynamicSM:
         self.sweep_interval = float(p["sweepInterval"])
         self.max_wire = int(p["maxWireSmps"])
         model = str(p["smComputeTime"])
-        if model not in ("model", "work", "measured"):
-            raise ConfigError(f"{where}: 'smComputeTime' must be \"model\" or \"measured\" (got {model!r})")
-        self.model = "measured" if model == "measured" else "work"
+        if model not in ("model", "work", "ops", "measured"):
+            raise ConfigError(f"{where}: 'smComputeTime' must be \"model\", \"ops\" or \"measured\" (got {model!r})")
+        self.model = {"measured": "measured", "ops": "ops"}.get(model, "work")
         step = float(p["smComputeStep"])
         self.step_ns = step if step > 0 else None
         self.initial = str(p["initialSweep"])
@@ -504,7 +504,7 @@ class DynamicSM:
             phases = tables.info.get("work_phases") or {}
             total = sum(phases.values()) or 1
             return compute_time_ns(tables, "measured", measured_s=cpu * phases.get(phase, 0) / total)
-        return compute_time_ns(tables, "work", self.step_ns, phase=phase)
+        return compute_time_ns(tables, self.model, self.step_ns, phase=phase)
 
     def _computed(self, idx, tables, first, t2) -> None:
         now = self.sim.now

@@ -17,14 +17,19 @@ bytes, the most a full table can send in one pass:
 - DBTS connections go to the high-priority table, everything else to the
   low-priority one (Pelissier's proposal, adopted by the paper);
 - a port admits a connection only while its frame has the slots and its
-  table the entries.
+  table the entries (``check_entries=false``: the slots only).
 
 Options (strings, as from the command line): ``be_share`` (0..1, default
 0.2), ``ch_weight`` (1..255, default 1), ``limit_high`` (LimitOfHighPriority,
 0..255, default 255 = unbounded), ``spread`` (``true``: BE entries spread
 evenly over the 64 positions so that best effort never holds the link for a
 long run of entries; ``false``: BE in the first positions, then CH; default
-true).
+true), ``check_entries`` (``true``, the default: a port admits a connection
+only if its table has the entries for it, IBA's 64; ``false``: admission
+checks the frame's slots only, the paper's "the number of table entries is
+not a limitation ... but only the available bandwidth", and a table grows
+past 64 entries where it must, which no IBA port can hold: for admission
+studies, not for traffic).
 
 Examples
 --------
@@ -106,15 +111,21 @@ class Alfaro2001:
         LimitOfHighPriority of every table (255: unbounded).
     spread : bool
         Spread the BE entries over the table (see the module docstring).
+    check_entries : bool
+        Admit a connection only if the table has the entries it needs (IBA's
+        64); False: only if the frame has its slots (bandwidth-only
+        admission; tables may then grow past 64 entries).
     """
 
-    option_names = ("be_share", "ch_weight", "limit_high", "spread")
+    option_names = ("be_share", "ch_weight", "limit_high", "spread", "check_entries")
 
-    def __init__(self, be_share: float = 0.2, ch_weight: int = 1, limit_high: int = 255, spread: bool = True):
+    def __init__(self, be_share: float = 0.2, ch_weight: int = 1, limit_high: int = 255, spread: bool = True,
+                 check_entries: bool = True):
         self.be_share = _number(be_share, "be_share", float, 0, 1, hi_open=True)
         self.ch_weight = _number(ch_weight, "ch_weight", int, 1, MAX_WEIGHT)
         self.limit_high = _number(limit_high, "limit_high", int, 0, 255)
         self.spread = _bool(spread, "spread")
+        self.check_entries = _bool(check_entries, "check_entries")
         self.be_slots = -(-Fraction(repr(self.be_share)) * SLOTS_PER_FRAME // 1)
         self.be_entries = max(1, -(-self.be_slots // MAX_WEIGHT))
         if self.be_entries + 1 > TABLE_ENTRIES:
@@ -132,7 +143,7 @@ class Alfaro2001:
     def options(self) -> dict[str, Any]:
         """The policy's settings (reported in a QoS run's summary)."""
         return {"be_share": self.be_share, "ch_weight": self.ch_weight, "limit_high": self.limit_high,
-                "spread": self.spread}
+                "spread": self.spread, "check_entries": self.check_entries}
 
     def new_port(self, rate: float, classes: ClassMap, name: str = "") -> "AlfaroPort":
         """The table state of one output port on a link of *rate* bit/s."""
@@ -195,13 +206,16 @@ class AlfaroPort:
 
         It needs ``slots_for(bandwidth, rate)`` free slots of the frame, and
         enough free entries of its priority's table for the slots the open entry
-        of its SL cannot take (at most ``MAX_WEIGHT`` slots per entry).  The
-        reason reads ``bandwidth: ...`` or ``entries: ...``.
+        of its SL cannot take (at most ``MAX_WEIGHT`` slots per entry; not
+        checked with ``check_entries=false``).  The reason reads
+        ``bandwidth: ...`` or ``entries: ...``.
         """
         slots = slots_for(demand.bandwidth, self.rate)
         free = self.free_slots()
         if slots > free:
             return f"bandwidth: {self.name} needs {slots} slots, {free} left"
+        if not self.policy.check_entries:
+            return None
         need = -(-max(0, slots - self._room(demand.high, demand.sl)) // MAX_WEIGHT)
         have = self.free_entries(demand.high)
         if need > have:
@@ -235,7 +249,11 @@ class AlfaroPort:
                 alloc.append((demand.high, idx, take))
                 rem -= take
         while rem:
-            idx = table.index(None)  # the next free entry (check() made sure there is one)
+            if None in table:
+                idx = table.index(None)  # the next free entry (check() made sure there is one)
+            else:  # check_entries=false: the table grows past IBA's 64 entries
+                table.append(None)
+                idx = len(table) - 1
             take = min(rem, MAX_WEIGHT)
             table[idx] = Entry(demand.vl, demand.sl, take)
             alloc.append((demand.high, idx, take))

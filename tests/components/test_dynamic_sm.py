@@ -211,6 +211,11 @@ class TestAssimilation:
         (a,) = s["assimilations"]
         assert a["status"] == "done" and a["computed_ns"] > a["explored_ns"]
 
+    def test_ops_computation_time_is_accepted(self):
+        # smComputeTime = "ops": every engine's counted operations at one cost (components/sm/cost.py, OP_NS)
+        sim = _load(str(TOPO / "bermudez2006_fig1.ned"), {"**.sm.dynamic": "true", "**.sm.smComputeTime": "ops"})
+        assert sim.dynamic_sm.model == "ops"
+
     def test_bad_parameters_are_config_errors(self):
         from ibfabric.errors import ConfigError
 

@@ -48,7 +48,7 @@ class TestComputeTimeNs:
         assert a == b and isinstance(a, int)
 
     @pytest.mark.parametrize("kw, match", [
-        ({"model": "guess"}, "must be one of \\(work, measured\\)"),
+        ({"model": "guess"}, "must be one of \\(ops, work, measured\\)"),
         ({"model": "measured"}, "needs the engine's measured CPU time"),
         ({"step_ns": -1.0}, "'step_ns' must be >= 0"),
         ({"phase": "second"}, "'phase' must be one of"),
@@ -99,3 +99,67 @@ class TestPaperOrder:
     def test_module_documents_its_calibration(self):
         doc = cost.__doc__
         assert "python -m bench.calibrate_sm_cost" in doc and "2026-11-22" in doc
+
+
+class TestOpsModel:
+    """``model="ops"``: one cost per counted operation for every engine, so times compare as operation counts."""
+
+    def test_one_cost_for_every_engine(self, engines):
+        g0, g3 = _irregular(16), _irregular(16, 3)
+        ts = [engines["pira"](g0, {}, np.random.default_rng(1)), engines["fera"](g0, {}, None), engines["dr"](g3, {}, None)]
+        for t in ts:
+            assert compute_time_ns(t, "ops") == round(t.info["work_total"] * cost.OP_NS)
+            assert compute_time_ns(t, "ops", step_ns=10.0) == t.info["work_total"] * 10
+        p, f, d = (compute_time_ns(t, "ops") for t in ts)
+        w = [t.info["work_total"] for t in ts]
+        assert f / p == pytest.approx(w[1] / w[0], rel=1e-6) and d / p == pytest.approx(w[2] / w[0], rel=1e-6)
+        # the per-engine calibration (CPU time) gives other ratios: it folds in our code's speed
+        assert compute_time_ns(ts[1]) / compute_time_ns(ts[0]) != pytest.approx(f / p, rel=0.01)
+
+    def test_hybrid_phases_at_the_same_cost(self, engines):
+        h = engines["hybrid"](_irregular(16), {"final": "fera"}, np.random.default_rng(5))
+        phases = h.info["work_phases"]
+        for ph in ("provisional", "final", "coexistence"):
+            assert compute_time_ns(h, "ops", phase=ph) == round(phases[ph] * cost.OP_NS)
+        assert compute_time_ns(h, "ops") == round(h.info["work_total"] * cost.OP_NS)
+
+
+class TestOperationCountsByHand:
+    """The counted operations on lines of 2 and 3 switches, one host each (docs/routing.md, "Computation time").
+
+    The up*/down* graph costs S visits and one relaxation per switch-to-switch port (2 per link), for every engine.
+    """
+
+    @staticmethod
+    def _line(n, lmc=0):
+        from ibfabric.topologies.generators import mesh
+
+        return mesh((n, 1), hosts_per_switch=1, width="1x", speed="SDR").with_lids(lmc=lmc)
+
+    def test_fera(self, engines):
+        # graph: 2 visits, 2 relaxations; one search per destination switch, each reaches both
+        # switches (4 visits) and examines their one switch port (4); an entry per (switch, LID): 2 x 4
+        assert engines["fera"](self._line(2), {}, None).info["work"] == \
+            {"visits": 2 + 4, "relaxations": 2 + 4, "entries": 8, "checks": 0}
+        # 3 switches: graph 3 + 4; 3 searches x 3 switches, ports (1 + 2 + 1) x 3; 3 switches x 6 LIDs
+        assert engines["fera"](self._line(3), {}, None).info["work"] == \
+            {"visits": 3 + 9, "relaxations": 4 + 12, "entries": 18, "checks": 0}
+
+    def test_pira(self, engines):
+        # explored in LID order: sw0, h0, sw1, h1 (4 visits); PREV + KIDS of each: 2 + 1 + 2 + 1;
+        # interactions with the switches explored before (and itself, for a switch): 1, 1, 2, 2
+        t = engines["pira"](self._line(2), {}, np.random.default_rng(1))
+        assert t.info["order"] == ["sw0_0", "h0_0_0 port 1", "sw1_0", "h1_0_0 port 1"]
+        assert t.info["work"] == {"visits": 2 + 4, "relaxations": 2 + 6, "entries": 6, "checks": 0}
+        # 3 switches, order sw0, h0, sw1, sw2, h1, h2: interactions 1 + 1 + 2 + 3 + 3 + 3; every link twice (5 links)
+        t = engines["pira"](self._line(3), {}, np.random.default_rng(1))
+        assert t.info["work"] == {"visits": 3 + 6, "relaxations": 4 + 10, "entries": 13, "checks": 0}
+
+    def test_dr_checks_and_entries(self, engines):
+        # LMC 1: FERa's entries are 2 switches x (2 switch LIDs + 2 x 2 host LIDs) = 12, and DR writes
+        # both LIDs of each host at both switches (8).  Checks, per destination host: the other host's
+        # route (2 switches compared), then each switch source against the one name (1 + 1): 4, twice.
+        t = engines["dr"](self._line(2, lmc=1), {}, None)
+        assert t.info["work"]["entries"] == 12 + 8 and t.info["work"]["checks"] == 8
+        fera = engines["fera"](self._line(2, lmc=1), {}, None).info["work"]
+        assert t.info["work"]["visits"] > fera["visits"] and t.info["work"]["relaxations"] > fera["relaxations"]

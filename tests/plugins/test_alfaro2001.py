@@ -66,6 +66,7 @@ class TestReservationsBeforeConnections:
         ({"ch_weight": 0}, "'ch_weight' must be in 1..255"),
         ({"limit_high": 256}, "'limit_high' must be in 0..255"),
         ({"spread": "maybe"}, "'spread' must be true or false"),
+        ({"check_entries": "2"}, "'check_entries' must be true or false"),
     ])
     def test_bad_options(self, opts, msg):
         with pytest.raises(ConfigError, match=msg):
@@ -180,6 +181,25 @@ class TestAdmissionLimits:
         assert p.check(demand(50, 7, 8e3, high=True)) is None  # the high-priority table has its own 64
         p.reserve(demand(50, 3, slots(155)))
         assert len([e for e in p.tables()[1] if e[1] > 0]) == 64
+
+    def test_bandwidth_only_admission_ignores_the_64_entries(self):
+        p = port(check_entries="false")
+        full = slots(255)
+        for k in range(49):
+            p.reserve(demand(k, 2, full))
+        p.reserve(demand(49, 3, slots(100)))
+        assert p.free_entries() == 0
+        # the strict port refuses this (test above); here only the frame's slots count
+        assert p.check(demand(50, 0, 8e3)) is None
+        p.reserve(demand(50, 0, 8e3))
+        p.reserve(demand(51, 1, slots(300)))  # 300 slots: two more entries (255 + 45)
+        low_table = p.tables()[1]
+        assert len(low_table) == 67 and low_table[64:] == ((0, 1), (1, 255), (1, 45))  # SL n on VL n
+        left = p.free_slots()
+        assert left == 13055 - 49 * 255 - 100 - 1 - 300
+        assert p.check(demand(52, 2, slots(left + 1))) == f"bandwidth: sw0 port 1 needs {left + 1} slots, {left} left"
+        p.release(51)
+        assert p.tables()[1][64:] == ((0, 1),) and p.free_slots() == left + 300
 
 
 class TestServedByTheIbaArbiter:
