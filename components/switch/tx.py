@@ -140,6 +140,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
     # ------------------------------------------------------------ straight to the link
 
     def _step_direct(self, now: float) -> float:
+        """A wake-up of a port straight to the link: send what may go now; when to look again."""
         if now < self.busy_until:
             return self.busy_until  # a wake-up that an early one overtook: the link is still sending
         end = self.try_send(now)
@@ -149,6 +150,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         return self.next_t
 
     def _pick(self, vl: int, now: float):
+        """The first candidate of VL *vl* that may cross now and fits the room downstream, or ``(None, when
+        to look again)``; a packet that does not fit does not hold back a smaller one behind it."""
         room = self.room[vl]
         nxt = INF
         need = 0
@@ -233,6 +236,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         return self.send(c, c.q[0], vl, now)
 
     def _send(self, c, p, vl: int, now: float) -> float:
+        """*p*, at read point *c*, crosses and goes on the link on VL *vl*; the end of its transmission."""
         xend = c.take(p, now)
         end = now + p.size * self.byte_time
         if xend > end:
@@ -270,6 +274,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         return end if self.mcands or any(self.cands) else INF
 
     def _accept_direct(self, p, vl: int, now: float, xend: float) -> float:
+        """Put *p*, whose crossing ends at *xend*, on the link on VL *vl* (a replication engine's copy);
+        the end of its transmission."""
         end = now + p.size * self.byte_time
         if xend > end:
             end = xend
