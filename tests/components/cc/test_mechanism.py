@@ -62,13 +62,15 @@ class crafted_plugin:
         register("cc-crafted", Crafted)
 
 
-def crafted(cc=True, until="600us", check=False, **extra):
+def crafted(cc=True, until="600us", check=False, saturated=True, **extra):
     ov = {"**.v.load": "0.5", "**.load": "1.0", "**.traffic": "cc-crafted",
           "**.messageSize": "2048B", "**.sm.congestionControl": "true" if cc else "false",
           "**.sm.ccThreshold": "2"}
     ov.update(extra)
     sim = Simulation(TWO_SWITCHES, overrides=ov, plugins=[crafted_plugin], seed=3, warmup="100us", check=check)
-    with pytest.warns(Warning):
+    if not saturated:
+        return sim, sim.run(until)
+    with pytest.warns(Warning):  # (the hot spot saturates)
         s = sim.run(until)
     return sim, s
 
@@ -107,6 +109,48 @@ class TestMarking:
                 assert m.marks.get(key, 0) == n // 4
                 seen += n
         assert seen > 100
+
+
+class TestPortSettings:
+    def test_an_element_of_control_type_0_gives_its_port_its_own_threshold_and_marking_rate(self):
+        # threshold 0 at the root port: nothing marks; a gap of 3 there: one in four eligible is marked
+        sim, s = crafted(**{"**.sm.ccPortSettings": "s2 2 1 0 0 0 0"})
+        assert s["congestion_control"]["fecn_marked"] == 0
+        sim, _ = crafted(**{"**.sm.ccPortSettings": "twosw.s* 2 1 0 2 0 3"})  # (a path pattern)
+        m = {mk.switch.name: mk for mk in cc_of(sim).markers}["s2"]
+        assert m.eligible[(2, 0)] > 100 and m.marks[(2, 0)] == m.eligible[(2, 0)] // 4
+        # an element that is not valid changes nothing
+        sim, s = crafted(**{"**.sm.ccPortSettings": "s2 2 0 0 0 0 0"})
+        assert s["congestion_control"]["fecn_marked"] > 50
+
+
+class TestCreditStarvation:
+    def test_a_starved_victim_marks_only_with_its_credit_mask_bit(self):
+        # s1's port 4 (to s2) is held back by s2's input buffer full of packets for hot: a victim that
+        # runs out of credits.  Without its Credit_Mask bit it marks nothing; with it, it marks on starvation
+        # only (never as a root: its congestion marks are none); CS_Threshold 0 turns that off again
+        def s1_port4(sim):
+            m = {mk.switch.name: mk for mk in cc_of(sim).markers}["s1"]
+            return m.marks.get((4, 0), 0), m.starved_marks.get((4, 0), 0), m.eligible.get((4, 0), 0)
+
+        sim, _ = crafted()
+        assert s1_port4(sim) == (0, 0, 0)
+        sim, s = crafted(**{"**.sm.ccCreditMask": "0x10"})
+        marks, starved, eligible = s1_port4(sim)
+        assert marks == starved > 50 and eligible == 0
+        assert s["congestion_control"]["fecn_marked_starved"] == starved
+        sim, _ = crafted(**{"**.sm.ccCreditMask": "0x10", "**.sm.ccCreditStarvationThreshold": "0"})
+        assert s1_port4(sim) == (0, 0, 0)
+        # a Switch Port Congestion Setting element of Control_Type 1 does what the mask bit does
+        sim, _ = crafted(**{"**.sm.ccPortSettings": "s1 4 1 1 8 0 0"})
+        assert s1_port4(sim)[1] > 50
+
+    def test_nothing_starves_when_no_buffer_fills(self):
+        # every port's Credit_Mask bit set, the contributors at 0.2: no downstream buffer fills, no mark
+        sim, s = crafted(saturated=False, **{"**.sm.ccCreditMask": "0x1e", "**.load": "0.2",
+                                              "**.sm.ccCreditStarvationThreshold": "15"})
+        assert s["congestion_control"]["fecn_marked_starved"] == 0
+        assert all(m.starved_eligible == {} for m in cc_of(sim).markers)
 
 
 class TestBecn:
