@@ -245,6 +245,12 @@ class TestRuns:
         assert s["conservation_ok"]
         assert s["congestion_control"]["becn_received"] > 0
 
+    def test_conservation_with_credit_starvation_marking_and_port_settings(self):
+        _, s = crafted(check=True, until="300us", **{"**.sm.ccCreditMask": "0x1e",
+                                                     "**.sm.ccPortSettings": "s2 2 1 0 4 0 1"})
+        assert s["conservation_ok"]
+        assert s["congestion_control"]["fecn_marked_starved"] > 0
+
     def test_same_seed_same_run(self):
         def key():
             _, s = crafted(until="300us")
