@@ -27,6 +27,8 @@ contributors is :mod:`~.flows`, which runs with congestion control off too.
 
 from __future__ import annotations
 
+from ibfabric.errors import ConfigError
+
 from ..packet import Packet, credits_for
 from .marking import Marker
 from .settings import CCSettings, from_params, read_opensm
@@ -92,8 +94,16 @@ class CongestionControl:
                     self.throttles[(node.path, port)] = th
                     tx.try_send = th.try_send
                     tx.sendable = th.sendable
+        self.check_port_settings()
         sim.delivery_listeners.append(self.delivered)
         sim.add_summary_section("congestion_control", self.summary)
+
+    def check_port_settings(self) -> None:
+        """A Switch Port Congestion Setting element for no port of any switch is an error at its place."""
+        for e in self.settings.ports:
+            if not any(e.matches(m.switch.name, m.switch.path, port) for m in self.markers for port in m.switch.tx):
+                what = "any port" if e.port < 0 else f"port {e.port}"
+                raise ConfigError(f"{e.where}: no switch matching {e.switch!r} has {what}")
 
     def throttle_of(self, hca) -> Throttle:
         """The throttle of *hca*'s first port."""
@@ -151,10 +161,13 @@ class CongestionControl:
         top = dict(sorted(ports.items(), key=lambda kv: -kv[1])[:10])
         return {"congestion_control": {
             "settings": {"threshold": s.threshold, "marking_rate": s.marking_rate, "packet_size": s.packet_size,
+                         "victim_mask": hex(s.victim_mask), "credit_mask": hex(s.credit_mask),
+                         "cs_threshold": s.cs_threshold, "port_settings": len(s.ports),
                          "ccti_increase": s.ca[0].ccti_increase, "ccti_timer": s.ca[0].ccti_timer,
                          "ccti_min": s.ca[0].ccti_min, "ccti_limit": s.ccti_limit,
                          "per_sl": s.per_sl, "ird_unit_ns": s.ird_unit},
             "fecn_marked": self.marks(),
+            "fecn_marked_starved": sum(sum(m.starved_marks.values()) for m in self.markers),
             "fecn_delivered": self.fecn_delivered,
             "cnp_sent": self.cnps_sent,
             "becn_received": self.becns,
