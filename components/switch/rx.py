@@ -43,8 +43,8 @@ class SwitchRx:
 
     # in the order a packet-hop reads them (see TxPort's slots)
     __slots__ = (
-        "table", "index", "bufs", "route_delay", "xbar_free", "xbar_bt", "upstream", "receive",
-        "delay", "dropper", "vl15", "node", "sim", "port", "lft", "tx_by_port", "sl2vl_out",
+        "table", "index", "bufs", "route_delay", "xbar_free", "xbar_bt", "upstream",
+        "delay", "dropper", "vl15", "node", "sim", "port", "lft", "tx_by_port", "sl2vl_out", "__dict__",
     )
 
     def __init__(self, node, port: int, bufs: tuple, vl15_credits: int, delay: float):
@@ -66,9 +66,11 @@ class SwitchRx:
         self.route_delay = node.route_delay
         self.xbar_bt = 0.0
         self.dropper = node.dropper
-        #: ``receive(p, now)``: the packet's first bit arrives; with a dropper that looks at arrivals
-        #: (``passive`` False) it asks it first
-        self.receive = self._receive if getattr(node.dropper, "passive", False) else self._receive_checked
+        # ``receive(p, now)``: the packet's first bit arrives; with a dropper that looks at arrivals
+        # (``passive`` False) it asks it first.  Else the class's own: no bound-method object per port,
+        # which on a large fabric would be one more cold cache line per hop.
+        if not getattr(node.dropper, "passive", False):
+            self.receive = self._receive_checked
 
     @property
     def routes(self) -> list[tuple] | None:
@@ -148,6 +150,8 @@ class SwitchRx:
         p.out_port = op
         p.out_vl = ovl
         self.bufs[vl].store(p, op, ovl)
+
+    receive = _receive
 
     def _receive_checked(self, p, now: float) -> None:
         """:meth:`_receive`, after asking the dropper whether to discard the arriving packet."""
