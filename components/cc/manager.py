@@ -85,9 +85,7 @@ class CongestionControl:
             if node.is_switch:
                 m = Marker(node, self.settings, self.marked)
                 self.markers.append(m)
-                node.plan.marker = m
-                for tx in node.tx.values():
-                    tx.bind()
+                node.plan.add_watcher(m)
             elif hasattr(node, "send_packet"):
                 for port, tx in node.tx.items():
                     th = Throttle(tx, self.settings, self.cnps)

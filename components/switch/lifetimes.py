@@ -22,6 +22,7 @@ crossbar does).
 from __future__ import annotations
 
 from ..port import INF
+from ..portstate import PortState
 from .inbuf import withdraw
 
 __all__ = ["Lifetimes"]
@@ -39,7 +40,10 @@ class Lifetimes:
         return f"<Lifetimes {self.switch.path} {self.name}>"
 
     def wrap(self, tx) -> None:
-        """Have port *tx*'s wake-ups discard the expired heads first, and look again at the next expiry."""
+        """Have port *tx*'s wake-ups discard the expired heads first, and look again at the next expiry (an
+        Active port's: a port out of Active flushed its queues)."""
+        if tx.state != PortState.ACTIVE:
+            return
         inner = tx.step
         expire = self.expire
         if tx.obuf is None:

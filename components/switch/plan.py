@@ -66,6 +66,7 @@ class Plan:
     <ibfabric.components.switch.tx.SwitchTx.bind>`)."""
 
     def __init__(self, sw):
+        self.sw = sw
         #: credits of each output VL buffer (0: straight to the link)
         self.out_credits = sw.out_buffer // CREDIT_BYTES
         #: routing options: the crossbar's choice takes them into account
@@ -74,13 +75,28 @@ class Plan:
         self.weights: list[int] = []
         #: the lifetime watcher (:mod:`~ibfabric.components.switch.lifetimes`), or None
         self.lifetimes = None
-        #: the FECN marker of congestion control (:mod:`ibfabric.components.cc.marking`), or None: set by the
-        #: subnet manager when it turns congestion control on, before the run
-        self.marker = None
+        #: the watchers of the output ports, in the order they wrap them (:meth:`add_watcher`)
+        self.watchers: list = []
         if getattr(sw.dropper, "lifetimes", False):
             from .lifetimes import Lifetimes
 
             self.lifetimes = Lifetimes(sw, sw.dropper)
+            self.watchers.append(self.lifetimes)
+
+    def add_watcher(self, watcher) -> None:
+        """Register *watcher*, an object with ``wrap(tx)``, on every output port of the switch, and bind the
+        ports again so that it takes effect (before a run, or at any time during one).
+
+        :meth:`SwitchTx.bind <ibfabric.components.switch.tx.SwitchTx.bind>` calls ``watcher.wrap(tx)``
+        each time it binds port *tx*, after the stages have bound its methods: the watcher replaces
+        what it watches (``tx.step``, ``tx.launch``...) on the instance with its own function that calls
+        the one it found, and looks at ``tx.state`` itself if it acts on Active ports only.  The packet
+        lifetimes (:mod:`~ibfabric.components.switch.lifetimes`) and congestion control's FECN marker
+        (:mod:`ibfabric.components.cc.marking`) are watchers; a third-party mechanism registers the same
+        way, with no edit of the stages."""
+        self.watchers.append(watcher)
+        for tx in self.sw.tx.values():
+            tx.bind()
 
     def pick_for(self, tx):
         """The crossbar's ``pick`` for port *tx*."""

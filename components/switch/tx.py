@@ -132,10 +132,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
             wrap_multicast(self)
         if self.state != ACTIVE:
             self.step = self._step_inactive
-        elif plan.lifetimes is not None:
-            plan.lifetimes.wrap(self)
-        if plan.marker is not None:
-            plan.marker.wrap(self)
+        for watcher in plan.watchers:  # (Plan.add_watcher)
+            watcher.wrap(self)
 
     # ------------------------------------------------------------ straight to the link
 
