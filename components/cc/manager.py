@@ -90,8 +90,7 @@ class CongestionControl:
                 for port, tx in node.tx.items():
                     th = Throttle(tx, self.settings, self.cnps)
                     self.throttles[(node.path, port)] = th
-                    tx.try_send = th.try_send
-                    tx.sendable = th.sendable
+                    th.attach()
         self.check_port_settings()
         sim.delivery_listeners.append(self.delivered)
         sim.add_summary_section("congestion_control", self.summary)

@@ -17,17 +17,18 @@ behind it on that VL, as a QP's packets would queue behind the DMA engine's.
 Cost: no event per tick.  The timer is read lazily: the index a flow has at
 time *t* is its index at its last change less the timer expiries since
 (expiries at the multiples of the period, one free-running timer per SL).
-The delay is part of the port's own wake-up: :meth:`Throttle.try_send`
-is the port's ``try_send``, which says when the throttled head may go as
-the time to look again.  A port without congestion control runs
-:meth:`HcaTx.try_send <ibfabric.components.hca.tx.HcaTx.try_send>`,
-untouched.
+The delay is part of the port's own wake-up: the port's ``try_send`` asks
+``ready_heads`` which heads may go, and :meth:`Throttle.ready_heads` holds a
+throttled head back and says when it may go as the time to look again;
+:meth:`Throttle.inject` starts the flow's delay after each packet.  A port
+without congestion control runs :class:`~ibfabric.components.hca.tx.HcaTx`'s
+own methods, untouched.
 """
 
 from __future__ import annotations
 
 from ..packet import VL15
-from ..port import INF, SEVERAL
+from ..port import SEVERAL
 from ..portstate import PortState
 
 ACTIVE = PortState.ACTIVE
@@ -36,7 +37,7 @@ __all__ = ["Throttle"]
 
 
 class Throttle:
-    """The CCTIs of the flows of one HCA port and its throttled ``try_send`` (see the module docstring).
+    """The CCTIs of the flows of one HCA port and its throttle (see the module docstring).
 
     ``becns`` counts the BECNs it took; ``ccti`` and ``tick`` hold each flow's index and the timer
     expiry count at its last change (read them with :meth:`index`); ``next_ok[flow]`` is when the
@@ -117,70 +118,49 @@ class Throttle:
         return (src is not None and src.next_time <= now and not any(vb.q for vb in tx.vbuf)
                 and not tx.queued)
 
-    def try_send(self, now: float):
-        """:meth:`HcaTx.try_send <ibfabric.components.hca.tx.HcaTx.try_send>` with each head packet held
-        until its flow's delay has passed (a CNP is never held)."""
+    def attach(self) -> None:
+        """Throttle the port: its heads pass :meth:`ready_heads` and its injections :meth:`inject`
+        (bound on the port instance; a port without congestion control keeps the class's methods)."""
         tx = self.tx
-        src = tx.source
-        if src is not None and src.next_time <= now:
-            src.materialize(now)
-        if tx.queued:
-            tx.dma()
-        if tx.mgmt:
-            return tx.inject(tx.mgmt.popleft(), VL15, now)
-        ready = tx.ready
-        credits = tx.credits
-        returns = tx.returns
-        vqueues = tx.vqueues
+        tx.single = False  # every head goes through ready_heads, even on a port of one data VL
+        self.inner_ready_heads = tx.ready_heads
+        self.inner_inject = tx.inject
+        tx.ready_heads = self.ready_heads
+        tx.inject = self.inject
+        tx.sendable = self.sendable
+
+    def ready_heads(self, queues: list, now: float) -> tuple[int, float]:
+        """:meth:`TxPort.ready_heads <ibfabric.components.port.TxPort.ready_heads>`, a head held by its
+        flow's delay not ready: the time to look again is then when the delay ends, if sooner."""
+        one, nxt = self.inner_ready_heads(queues, now)
+        if one < 0:
+            return one, nxt
+        ready = self.tx.ready
         next_ok = self.next_ok
         per_sl = self.per_sl
-        nxt = INF
         one = -1
-        for vl in range(tx.nvl):
-            q = vqueues[vl]
-            if not q:
-                ready[vl] = None
+        for vl, p in enumerate(ready):
+            if p is None:
                 continue
-            rq = returns[vl]
-            if rq and rq[0] <= now:
-                tx.absorb(vl, now)
-            p = q[0]
             t = next_ok.get(p.sl if per_sl else p.dst, 0.0)
             if t > now and p not in self.cnps:
                 ready[vl] = None
                 if t < nxt:
                     nxt = t
-                continue
-            if p.credits <= credits[vl]:
-                ready[vl] = p
-                one = vl if one < 0 else SEVERAL
             else:
-                ready[vl] = None
-                if rq and rq[0] < nxt:
-                    nxt = rq[0]
-        if one < 0:
-            if src is not None and not all(vqueues):
-                t = src.next_time
-                if t <= now:
-                    t = src.next_after(now)
-                if t < nxt:
-                    nxt = t
-            tx.next_t = nxt
-            return None
-        vl = tx.pick_one(ready, one) if one != SEVERAL else tx.arbiter.select(ready)
-        vb = tx.vbuf[vl]
-        p = vb.q.popleft()
-        vb.bytes -= p.size
-        if not vb.q:
-            tx.cands[vl].remove(vb)
-        end = tx.inject(p, vl, now)
-        if p not in self.cnps:
-            flow = p.sl if per_sl else p.dst
+                one = vl if one < 0 else SEVERAL
+        return one, nxt
+
+    def inject(self, p, vl: int, now: float) -> float:
+        """:meth:`HcaTx.inject <ibfabric.components.hca.tx.HcaTx.inject>`; a data packet (not a CNP) then
+        starts its flow's delay: the next packet of the flow may start that long after this one's end."""
+        end = self.inner_inject(p, vl, now)
+        if vl != VL15 and p not in self.cnps:
+            flow = p.sl if self.per_sl else p.dst
             d = self.delays[self.index(flow, p.sl, end)]
+            next_ok = self.next_ok
             if d:
                 next_ok[flow] = end + d
             elif flow in next_ok:
                 del next_ok[flow]
-        if tx.queued:
-            tx.dma()
         return end

@@ -84,7 +84,7 @@ class HcaTx(TxPort):
             return INF
         if now < self.busy_until:
             return self.busy_until
-        end = self.busy_until = self._launch(self.mgmt.popleft(), VL15, now)
+        end = self.busy_until = self.inject(self.mgmt.popleft(), VL15, now)
         return end
 
     def sendable(self, now: float) -> bool:
@@ -150,7 +150,7 @@ class HcaTx(TxPort):
         if self.queued:
             self._dma()
         if self.mgmt:
-            return self._launch(self.mgmt.popleft(), VL15, now)
+            return self.inject(self.mgmt.popleft(), VL15, now)
         credits = self.credits
         returns = self.returns
         if self.single:
@@ -187,12 +187,13 @@ class HcaTx(TxPort):
         vb.bytes -= p.size
         if not vb.q:
             self.cands[vl].remove(vb)
-        end = self._launch(p, vl, now)
+        end = self.inject(p, vl, now)
         if self.queued:
             self._dma()
         return end
 
-    def _launch(self, p: Packet, vl: int, now: float) -> float:
+    def inject(self, p: Packet, vl: int, now: float) -> float:
+        """Put *p*, taken from its VL buffer, on the wire on VL *vl* at *now*; return when it ends."""
         end = now + p.size * self.byte_time
         p.injected = now
         self.stats.injected += 1
@@ -205,9 +206,6 @@ class HcaTx(TxPort):
         """Move the packets of the send queues that fit into the port's VL buffers, in SL priority order."""
         self._dma()
 
-    def inject(self, p: Packet, vl: int, now: float) -> float:
-        """Put *p*, taken from its VL buffer, on the wire on VL *vl* at *now*; return when it ends."""
-        return self._launch(p, vl, now)
 
     def queued_packets(self) -> int:
         """Packets at the source: in send queues and VL buffers, not yet on the wire."""
