@@ -17,7 +17,9 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py files             # writes experiments/kim2007_readings_<reading>.toml
   python experiments/kim2007_readings.py figures READING   # kim2007_paper_fig{7,8,9}_<reading>.toml
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
+  python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
+  python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
 """
 
 from __future__ import annotations
@@ -105,6 +107,9 @@ SCHEMES = {  # scheme: routing, options, dropper, dropopts, selector, adaptive, 
     "mp+lfu+drop": ("multipath", "", "hll", "hv=2", "lfu", 0.5, 0.5),
     "mp+credit": ("multipath", "", "none", "", "max-credit", 0.5, 0.5),
     "mp+credit+drop": ("multipath", "", "hll", "hv=2", "max-credit", 0.5, 0.5),
+    # best effort all reliable (a named path chosen at the source) or all unreliable (adaptive per switch)
+    "mp+lfu/source": ("multipath", "", "none", "", "lfu", 0, 1),
+    "mp+lfu/adaptive": ("multipath", "", "none", "", "lfu", 1, 0),
 }
 
 
@@ -243,6 +248,12 @@ def hll(reading: str) -> None:
                 "30ms", "180ms", "150 ms", hvs=[0, 2, 4, 6, 8]))
 
 
+def deadlock(reading: str) -> None:
+    """Multipath without dropping: which half of the best effort (source paths or per-switch choice) deadlocks."""
+    print(write(f"kim2007_paper_mpdeadlock_{reading}", reading, "kim2007_15", 7, [0.5, 0.6],
+                ["mp+lfu", "mp+lfu/source", "mp+lfu/adaptive"], "30ms", "180ms", "150 ms"))
+
+
 def table(dirs: list[str]) -> None:
     head = ["reading", "load", "scheme"] + [c for c, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
@@ -256,8 +267,39 @@ def table(dirs: list[str]) -> None:
                                     + [cell(r, k) for _, k in COLUMNS]) + " |")
 
 
+REDUCED = (("DMP", "realtime_dmp"), ("DMT", "realtime_dmt_ns"), ("real time", "real_time_latency_mean"),
+           ("control", "control_latency_mean"), ("best effort", "best_effort_latency_mean"))
+
+
+def reductions(directory: str, base: str = "spf") -> None:
+    """Each scheme's reduction against *base* at each load, in percent (the paper's unit in §5.1): 1 - x / base."""
+    found = [r for r in rows(directory) if r["status"] == "ok"]
+    order = list(SCHEMES)
+    head = ["load", "scheme"] + [f"{c} reduction" for c, _ in REDUCED]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for load in sorted({r["load"] for r in found}, key=float):
+        at = {r["scheme"]: r for r in found if r["load"] == load}
+        if base not in at:
+            continue
+        for scheme in sorted(at, key=lambda s: order.index(s.split("@")[0])):
+            if scheme == base:
+                continue
+            cells = []
+            for _, key in REDUCED:
+                b, x = at[base].get(key, ""), at[scheme].get(key, "")
+                ok = lambda v: v not in ("", "None", "nan")  # noqa: E731
+                if not ok(x):
+                    cells.append("(none missed)" if key == "realtime_dmt_ns" else "-")
+                elif not ok(b) or float(b) == 0:
+                    cells.append("- (SPF 0)" if ok(b) else "-")
+                else:
+                    cells.append(f"{100 * (1 - float(x) / float(b)):+.0f} %")
+            print("| " + " | ".join([load, scheme] + cells) + " |")
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "table"):
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "deadlock", "table", "reductions"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -269,6 +311,10 @@ def main(argv: list[str]) -> int:
         figures(argv[1])
     elif argv[0] == "hll":
         hll(argv[1])
+    elif argv[0] == "deadlock":
+        deadlock(argv[1])
+    elif argv[0] == "reductions":
+        reductions(argv[1])
     else:
         table(argv[1:])
     return 0
