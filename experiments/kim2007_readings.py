@@ -20,6 +20,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
+  python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
 """
 
 from __future__ import annotations
@@ -298,8 +299,21 @@ def reductions(directory: str, base: str = "spf") -> None:
             print("| " + " | ".join([load, scheme] + cells) + " |")
 
 
+def deadlocks(dirs: list[str]) -> None:
+    """The deadlocked runs: when, and the cycle of full buffers the watchdog found (summary.json)."""
+    print("| experiment | load | scheme | deadlock at (ms) | cycle |")
+    print("|---|---|---|---|---|")
+    for d in dirs:
+        for r in sorted(rows(d), key=lambda r: (float(r["load"]), r["scheme"])):
+            if r["status"] != "deadlock":
+                continue
+            dl = json.loads((Path(d) / "runs" / r["run_id"] / "summary.json").read_text())["deadlock"]
+            cycle = " -> ".join(c.split(".", 1)[1] for c in dl["cycle"])
+            print(f"| {r['experiment']} | {r['load']} | {r['scheme']} | {dl['time_ns'] / 1e6:.2f} | {cycle} |")
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "deadlock", "table", "reductions"):
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "deadlock", "table", "reductions", "deadlocks"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -313,6 +327,8 @@ def main(argv: list[str]) -> int:
         hll(argv[1])
     elif argv[0] == "deadlock":
         deadlock(argv[1])
+    elif argv[0] == "deadlocks":
+        deadlocks(argv[1:])
     elif argv[0] == "reductions":
         reductions(argv[1])
     else:
