@@ -18,6 +18,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py figures READING   # kim2007_paper_fig{7,8,9}_<reading>.toml
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
+  python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
@@ -249,6 +250,12 @@ def hll(reading: str) -> None:
                 "30ms", "180ms", "150 ms", hvs=[0, 2, 4, 6, 7, 8]))
 
 
+def fig9screen(reading: str) -> None:
+    """Fig. 9's comparison points (20 %, 28 %) on kim2007_30 under another reading, screening window."""
+    print(write(f"kim2007_readings_fig9_{reading}", reading, "kim2007_30", 9, [0.2, 0.28],
+                ["spf", "mp+lfu", "mp+lfu+drop"], "10ms", "70ms", "60 ms"))
+
+
 def deadlock(reading: str) -> None:
     """Multipath without dropping: which half of the best effort (source paths or per-switch choice) deadlocks."""
     print(write(f"kim2007_paper_mpdeadlock_{reading}", reading, "kim2007_15", 7, [0.5, 0.6],
@@ -313,7 +320,7 @@ def deadlocks(dirs: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "deadlock", "table", "reductions", "deadlocks"):
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -327,6 +334,8 @@ def main(argv: list[str]) -> int:
         hll(argv[1])
     elif argv[0] == "deadlock":
         deadlock(argv[1])
+    elif argv[0] == "fig9screen":
+        fig9screen(argv[1])
     elif argv[0] == "deadlocks":
         deadlocks(argv[1:])
     elif argv[0] == "reductions":
