@@ -98,3 +98,16 @@ def test_alfaro2001_summary_and_bad_retries():
     bad = subprocess.run([sys.executable, script, "--retries", "0", "--only", "table2"], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode != 0 and "--retries must be >= 1" in bad.stderr
+
+
+def test_kim2007_readings_factors():
+    """The injection-rate readings of experiments/kim2007_readings.py, computed from kim2007_15 (issue 32)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kim2007_readings", ROOT / "experiments" / "kim2007_readings.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    f = mod.factors("kim2007_15")
+    # SPF's busiest link carries 42 of the 15 x 14 routes: 3.0 x a host's rate; the sparsest cut is a balanced
+    # 2-link cut (7 | 8 switches): 2 x 14 / (7 x 8) = 0.5
+    assert f == {"host": 1.0, "spf": 1 / 3, "cut": 0.5, "bisection": 0.5, "bytens": 4 / 15, "vl": 1 / 16}
