@@ -120,17 +120,23 @@ class Marker:
         eligible = self.eligible
         skip = [0] * tx.nvl  # eligible packets since the last mark, per VL
 
+        def congested(p, vl: int) -> bool:
+            """*p* is eligible at a congested root (or victim-masked) port VL: mark it at the marking rate;
+            whether it was marked."""
+            key = (port, vl)
+            eligible[key] = eligible.get(key, 0) + 1
+            if skip[vl] >= rate:
+                skip[vl] = 0
+                marked.add(p)
+                marks[key] = marks.get(key, 0) + 1
+                return True
+            skip[vl] += 1
+            return False
+
         def mark_launch(p, vl: int, now: float, end: float) -> None:
             if vl != VL15 and p.credits >= min_credits and p.dlid < MULTICAST and queued_credits(tx, vl) >= limit:
                 if victim or held(vl) < half[vl]:
-                    key = (port, vl)
-                    eligible[key] = eligible.get(key, 0) + 1
-                    if skip[vl] >= rate:
-                        skip[vl] = 0
-                        marked.add(p)
-                        marks[key] = marks.get(key, 0) + 1
-                    else:
-                        skip[vl] += 1
+                    congested(p, vl)
             launch(tx, p, vl, now, end)
 
         if not r.starve:
@@ -147,17 +153,7 @@ class Marker:
             if vl != VL15 and p.dlid < MULTICAST:
                 q = queued_credits(tx, vl)
                 h = held(vl)
-                done = False
-                if p.credits >= min_credits and q >= limit and (victim or h < half[vl]):
-                    key = (port, vl)
-                    eligible[key] = eligible.get(key, 0) + 1
-                    if skip[vl] >= rate:
-                        skip[vl] = 0
-                        marked.add(p)
-                        marks[key] = marks.get(key, 0) + 1
-                        done = True
-                    else:
-                        skip[vl] += 1
+                done = p.credits >= min_credits and q >= limit and (victim or h < half[vl]) and congested(p, vl)
                 # credit-starved: a victim (its downstream buffer half full or more) that has no room there
                 # for another packet like this one once this one is in; marks what congestion left unmarked
                 if not done and h >= half[vl] and capacity[vl] - h - p.credits < p.credits \
