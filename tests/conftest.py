@@ -37,6 +37,11 @@ def pytest_configure(config):
     _stderr = os.fdopen(os.dup(2), "w")
 
 
+def pytest_unconfigure(config):
+    if _stderr is not None:
+        _stderr.close()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     if TEST_LIMIT_S > 0:
