@@ -102,11 +102,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
 
         A plain port -- Active, straight to the link, no routing options, FIFO crossbar order, no multicast
         stage, no watcher -- runs the class's own methods; every other choice is bound to the instance."""
-        for name in _BOUND:  # (no dictionary is made for a port that never had one)
-            try:
-                delattr(self, name)
-            except AttributeError:
-                pass
+        for name in self.bound:  # only what an earlier bind() put there (see TxPort.bound)
+            delattr(self, name)
         plan = self.plan
         buffered = self.obuf is not None
         self.room = self.ofree if buffered else self.credits
@@ -134,6 +131,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
             self.step = self._step_inactive
         for watcher in plan.watchers:  # (Plan.add_watcher)
             watcher.wrap(self)
+        self.bound = tuple(name for name in _BOUND if self.is_bound(name))
 
     # ------------------------------------------------------------ straight to the link
 
