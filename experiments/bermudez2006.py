@@ -1,6 +1,6 @@
 """Bermudez et al. 2006, Figs. 11-14, with the dynamic subnet manager: topologies and tables.
 
-    python experiments/bermudez2006.py topologies       # writes experiments/bermudez2006/irr{8..64}.ned
+    python experiments/bermudez2006.py topologies       # writes experiments/bermudez2006/irr{8..64,16h14,24h22}.ned
     python experiments/bermudez2006.py targets          # the sampled failure targets of each size
     python experiments/bermudez2006.py prepass          # traffic-free assimilations: how long each runs (prepass.json)
     python experiments/bermudez2006.py files            # writes the experiment files from the above
@@ -13,7 +13,11 @@ at most 3 switch links per switch, so every switch has at least one host).  The 
 count is chosen so that the host count is the paper's (Fig. 14's captions: 32 switches
 and 40 hosts, 48 and 64, 64 and 82) where a host on every free port allows it, and the
 densest fabric (3 switch links and 1 host per switch) where the paper's count is below
-the switch count (8/7, 16/14, 24/22: those need switches with no host).
+the switch count (8/7, 16/14, 24/22: those need switches with no host).  For Fig. 14's
+panels b and c, irr16h14 and irr24h22 have the paper's 14 and 22 hosts
+(`generators.bermudez2006`: the same switch-link counts as irr16 and irr24, two switches
+with every port linked and no host, two ports unconnected); `prepass --hosted` and
+bermudez2006_fig14bf.toml use them with irr32, irr48 and irr64.
 """
 
 from __future__ import annotations
@@ -244,7 +248,7 @@ FIG14_PAPER = ("16h14", "24h22", "32", "48", "64")
 FIG14_PAPER_LOADS = {
     "16h14": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
     "24h22": (0.03, 0.06, 0.1, 0.15, 0.2, 0.3),
-    "32": (0.02, 0.05, 0.08, 0.12, 0.16, 0.2),
+    "32": (0.02, 0.05, 0.08, 0.12, 0.16, 0.2, 0.25, 0.3),
     "48": (0.02, 0.04, 0.06, 0.09, 0.12, 0.15),
     "64": (0.01, 0.02, 0.04, 0.06, 0.08, 0.1),
 }
@@ -562,6 +566,10 @@ def plots(rows, f14) -> None:
     import matplotlib.pyplot as plt
 
     outdir = HERE / "results"
+    if not rows:  # no Fig. 11-12 results here: leave their plots as they are
+        if f14:
+            plot_fig14(f14, outdir / "bermudez2006_fig14.png")
+        return
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, (action, title) in zip(axes, (("fail-node", "(a) switch failure"), ("fail-link", "(b) link failure"))):
         for eng in ENGINES:
@@ -594,106 +602,31 @@ def plots(rows, f14) -> None:
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(outdir / "bermudez2006_fig12.png", dpi=90)
-    sizes = sorted({r["size"] for r in f14})
-    if sizes:
-        fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.6))
-        for ax, size in zip(list(axes) if len(sizes) > 1 else [axes], sizes):
-            for eng in ENGINES:
-                rs = sorted((r for r in f14 if r["size"] == size and r["engine"] == eng and r["accepted"]), key=lambda r: r["load"])
-                ax.plot([r["accepted"] for r in rs], [r["latency"] / 1000 for r in rs], marker="o", label=eng)
-            ax.set_yscale("log")
-            ax.set_xlabel("accepted load (fraction of 1x)")
-            ax.set_title(f"{size} switches")
-        (list(axes) if len(sizes) > 1 else [axes])[0].set_ylabel("latency mean (us)")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(outdir / "bermudez2006_fig14.png", dpi=90)
+    if f14:
+        plot_fig14(f14, outdir / "bermudez2006_fig14.png")
 
 
-#: Fig. 10 as the paper's text gives it (section 4.2): "PIRa works about five times faster than FERa, and
-#: 10 times faster than DR", the disparities growing with the subnet size.
-PAPER_FIG10 = {"fera/pira": 5.0, "dr/pira": 10.0}
-#: The engines of Fig. 10 and the LMC each is run with (the experiment's: DR renames with lmc = 1).
-FIG10_ENGINES = {"pira": 0, "fera": 0, "dr": 1}
+def plot_fig14(f14, path: Path, hosts: dict | None = None) -> None:
+    """Latency against accepted load, one panel per subnet; *hosts*: size -> host count for the titles."""
+    import matplotlib
 
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-def fig10() -> dict:
-    """Operation counts of PIRa, FERa and DR on the Fig. 1 subnet and the six subnets, priced two ways.
-
-    ``ops``: every counted operation of every engine at ``cost.OP_NS`` (the
-    ratios are the counts'); ``work``: at each engine's cost calibrated on
-    this machine's CPU time (the simulations' default, ``smComputeTime =
-    model``).  Deterministic: no time is measured.
-    """
-    import numpy as np
-
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(HERE))
-    import bermudez2006_ops as ops
-    from ibfabric.components.sm import cost
-    from ibfabric.plugins import PluginSet
-    from ibfabric.topologies import load_fabric
-
-    engines = PluginSet.load().routing_engines
-    fabrics = [("fig1", ROOT / "topologies" / "bermudez2006_fig1.ned")] + [
-        (str(size), TOPO_DIR / f"irr{size}.ned") for size in CYCLES]
-    rows = []
-    for label, path in fabrics:
-        g = load_fabric(path)
-        row = {"fabric": label, "switches": len(g.switches), "hosts": len(g.cas), "engines": {}}
-        for eng, lmc in FIG10_ENGINES.items():
-            t = engines[eng](g.with_lids(lmc=lmc), {}, np.random.default_rng(1))
-            dr_parts = t.info.get("work_parts", {})
-            row["engines"][eng] = {"work": dict(t.info["work"]), "work_total": int(t.info["work_total"]),
-                                   "ops_ns": cost.compute_time_ns(t, "ops"), "work_ns": cost.compute_time_ns(t, "work")}
-        e = row["engines"]
-        # PIRa and FERa counted as the paper describes them (experiments/bermudez2006_ops.py): FERa run
-        # as §2.3 floods, its tables checked against the engine's; PIRa's interactions n(n-1)/2
-        g0 = g.with_lids(lmc=0)
-        fera = engines["fera"](g0, {}, np.random.default_rng(1))
-        tables, fw = ops.fera_described(g0, fera.info["level"])
-        pw = ops.pira_described(engines["pira"](g0, {}, np.random.default_rng(1)))
-        equal = all(fera.port(x, lid) == p for (x, lid), p in tables.items()) and \
-            len(tables) == fera.info["work"]["entries"]
-        row["described"] = {"pira": pw, "fera": fw, "fera_tables_equal": equal, "nodes": len(g.switches) + len(g.cas)}
-        row["dr_parts"] = {k: sum(v.values()) for k, v in dr_parts.items()}
-        for model in ("ops", "work"):
-            row[f"{model}_ratio"] = {f"{x}/pira": e[x][f"{model}_ns"] / e["pira"][f"{model}_ns"] for x in ("fera", "dr")}
-        rows.append(row)
-    return {"op_ns": cost.OP_NS, "step_ns_by_engine": {k: cost.STEP_NS_BY_ENGINE[k] for k in FIG10_ENGINES},
-            "paper": PAPER_FIG10, "rows": rows}
-
-
-def table_fig10(res: dict) -> str:
-    out = ["| subnet | switches/hosts | PIRa ops (v/r/e/c) | FERa ops (v/r/e/c) | DR ops (v/r/e/c) | ops model: PIRa / FERa / DR ms "
-           "| FERa/PIRa ops / paper | DR/PIRa ops / paper | per-engine CPU calibration: FERa/PIRa, DR/PIRa |",
-           "|---" * 9 + "|"]
-    for r in res["rows"]:
-        e = r["engines"]
-        ops = lambda k: f"{e[k]['work_total']} ({'/'.join(str(e[k]['work'][c]) for c in ('visits', 'relaxations', 'entries', 'checks'))})"
-        ms = " / ".join(f"{e[k]['ops_ns'] / 1e6:.3f}" for k in ("pira", "fera", "dr"))
-        o, w = r["ops_ratio"], r["work_ratio"]
-        out.append(f"| {r['fabric']} | {r['switches']}/{r['hosts']} | {ops('pira')} | {ops('fera')} | {ops('dr')} | {ms} "
-                   f"| {o['fera/pira']:.2f} / ~{res['paper']['fera/pira']:.0f} | {o['dr/pira']:.2f} / ~{res['paper']['dr/pira']:.0f} "
-                   f"| {w['fera/pira']:.2f}, {w['dr/pira']:.2f} |")
-    out.append("")
-    out.append(f"ops model: {res['op_ns']} ns per counted operation, every engine; per-engine calibration: "
-               + ", ".join(f"{k} {v} ns" for k, v in res["step_ns_by_engine"].items()) + ".")
-    out.append("\nAs the paper describes the algorithms (experiments/bermudez2006_ops.py): FERa one flood per destination "
-               "node over every node, PIRa n(n-1)/2 interactions; DR as ours, split into its parts:\n")
-    out.append("| subnet | nodes n | PIRa described (v/r/e) | FERa described (v/r/e) | FERa tables = engine's | FERa/PIRa described / paper "
-               "| DR / PIRa described / paper | DR parts: FERa base / two-state searches / pair walks / names |")
-    out.append("|---" * 8 + "|")
-    for r in res["rows"]:
-        d = r["described"]
-        tot = {k: sum(d[k][c] for c in ("visits", "relaxations", "entries", "checks")) for k in ("pira", "fera")}
-        vre = lambda k: f"{tot[k]} ({'/'.join(str(d[k][c]) for c in ('visits', 'relaxations', 'entries'))})"
-        dr = r["engines"]["dr"]["work_total"]
-        parts = " / ".join(str(r["dr_parts"][k]) for k in ("fera", "searches", "walks", "names"))
-        out.append(f"| {r['fabric']} | {d['nodes']} | {vre('pira')} | {vre('fera')} | {'yes' if d['fera_tables_equal'] else 'NO'} "
-                   f"| {tot['fera'] / tot['pira']:.2f} / ~{res['paper']['fera/pira']:.0f} "
-                   f"| {dr / tot['pira']:.2f} / ~{res['paper']['dr/pira']:.0f} | {parts} |")
-    return "\n".join(out)
+    sizes = sorted({r["size"] for r in f14}, key=lambda x: int(str(x).partition("h")[0]) if str(x)[0].isdigit() else 0)
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.6))
+    for ax, size in zip(list(axes) if len(sizes) > 1 else [axes], sizes):
+        for eng in ENGINES:
+            rs = sorted((r for r in f14 if r["size"] == size and r["engine"] == eng and r["accepted"]), key=lambda r: r["load"])
+            ax.plot([r["accepted"] for r in rs], [r["latency"] / 1000 for r in rs], marker="o", label=eng)
+        ax.set_yscale("log")
+        ax.set_xlabel("accepted load (fraction of 1x)")
+        h = (hosts or {}).get(size)
+        ax.set_title(f"{str(size).partition('h')[0]} switches" + (f", {h} hosts" if h else ""))
+    (list(axes) if len(sizes) > 1 else [axes])[0].set_ylabel("latency mean (us)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
 
 
 def collect(make_plots: bool) -> None:
@@ -722,6 +655,9 @@ def collect(make_plots: bool) -> None:
             print("- " + " ".join(str(x) for x in b))
     if make_plots:
         plots(rows, f14)
+        if f14bf:
+            hosts = {int(k) if k.isdigit() else k: PAPER_HOSTS[int(k.partition("h")[0])] for k in FIG14_PAPER}
+            plot_fig14(f14bf, HERE / "results" / "bermudez2006_fig14bf.png", hosts)
 
 
 if __name__ == "__main__":
@@ -732,7 +668,8 @@ if __name__ == "__main__":
     ap.add_argument("--hosted", action="store_true",
                     help="prepass: the subnets with the paper's host counts below the switch count (HOSTED, for Fig. 14b-f)")
     ap.add_argument("--engines", nargs="*", choices=list(ENGINES), help="prepass: these engines only")
-    ap.add_argument("--plots", action="store_true", help="also write experiments/results/bermudez2006_fig1{1,2,4}.png")
+    ap.add_argument("--plots", action="store_true",
+                    help="also write experiments/results/bermudez2006_fig1{1,2,4}.png and _fig14bf.png (of the results present)")
     a = ap.parse_args()
     if a.what == "topologies":
         write_topologies()
@@ -741,8 +678,10 @@ if __name__ == "__main__":
     elif a.what == "fig10":
         import time
 
+        from bermudez2006_ops import fig10, table_fig10  # experiments/, this script's directory
+
         t0 = time.perf_counter()
-        res = fig10()
+        res = fig10([("fig1", FIG1)] + [(str(size), TOPO_DIR / f"irr{size}.ned") for size in CYCLES])
         res["wall_s"] = time.perf_counter() - t0
         out = HERE / "results" / "bermudez2006_fig10.json"
         out.write_text(json.dumps(res, indent=1) + "\n")

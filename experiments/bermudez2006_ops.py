@@ -20,14 +20,16 @@ written, for the same tables:
 node expanded (a visit), every port of it examined (a relaxation) and
 every entry written, and returns its tables, which the caller checks
 against the engine's; :func:`pira_described` recounts PIRa's interactions
-as n(n-1)/2 over its exploration.  Used by ``bermudez2006.py fig10``.
+as n(n-1)/2 over its exploration.  :func:`fig10` sets both beside the
+engines' own counts and DR's parts (``python experiments/bermudez2006.py
+fig10``, which passes the subnets and prints :func:`table_fig10`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-__all__ = ["fera_described", "pira_described", "graph_work"]
+__all__ = ["fera_described", "pira_described", "graph_work", "fig10", "table_fig10"]
 
 
 def _ports(fabric):
@@ -153,3 +155,84 @@ def pira_described(tables) -> dict:
     w = dict(tables.info["work"])
     w["entries"] = n * (n - 1) // 2
     return w
+
+
+#: Fig. 10 as the paper's text gives it (section 4.2): "PIRa works about five times faster than FERa, and
+#: 10 times faster than DR", the disparities growing with the subnet size.
+PAPER_FIG10 = {"fera/pira": 5.0, "dr/pira": 10.0}
+#: The engines of Fig. 10 and the LMC each is run with (the experiment's: DR renames with lmc = 1).
+FIG10_ENGINES = {"pira": 0, "fera": 0, "dr": 1}
+
+
+def fig10(fabrics) -> dict:
+    """Operation counts of PIRa, FERa and DR on *fabrics* (``[(label, path)]``), priced two ways.
+
+    ``ops``: every counted operation of every engine at ``cost.OP_NS`` (the
+    ratios are the counts'); ``work``: at each engine's cost calibrated on
+    this machine's CPU time (the simulations' default, ``smComputeTime =
+    model``).  Deterministic: no time is measured.
+    """
+    import numpy as np
+
+    from ibfabric.components.sm import cost
+    from ibfabric.plugins import PluginSet
+    from ibfabric.topologies import load_fabric
+
+    engines = PluginSet.load().routing_engines
+    rows = []
+    for label, path in fabrics:
+        g = load_fabric(path)
+        row = {"fabric": label, "switches": len(g.switches), "hosts": len(g.cas), "engines": {}}
+        for eng, lmc in FIG10_ENGINES.items():
+            t = engines[eng](g.with_lids(lmc=lmc), {}, np.random.default_rng(1))
+            dr_parts = t.info.get("work_parts", {})
+            row["engines"][eng] = {"work": dict(t.info["work"]), "work_total": int(t.info["work_total"]),
+                                   "ops_ns": cost.compute_time_ns(t, "ops"), "work_ns": cost.compute_time_ns(t, "work")}
+        e = row["engines"]
+        # PIRa and FERa counted as the paper describes them (experiments/bermudez2006_ops.py): FERa run
+        # as §2.3 floods, its tables checked against the engine's; PIRa's interactions n(n-1)/2
+        g0 = g.with_lids(lmc=0)
+        fera = engines["fera"](g0, {}, np.random.default_rng(1))
+        tables, fw = fera_described(g0, fera.info["level"])
+        pw = pira_described(engines["pira"](g0, {}, np.random.default_rng(1)))
+        equal = all(fera.port(x, lid) == p for (x, lid), p in tables.items()) and \
+            len(tables) == fera.info["work"]["entries"]
+        row["described"] = {"pira": pw, "fera": fw, "fera_tables_equal": equal, "nodes": len(g.switches) + len(g.cas)}
+        row["dr_parts"] = {k: sum(v.values()) for k, v in dr_parts.items()}
+        for model in ("ops", "work"):
+            row[f"{model}_ratio"] = {f"{x}/pira": e[x][f"{model}_ns"] / e["pira"][f"{model}_ns"] for x in ("fera", "dr")}
+        rows.append(row)
+    return {"op_ns": cost.OP_NS, "step_ns_by_engine": {k: cost.STEP_NS_BY_ENGINE[k] for k in FIG10_ENGINES},
+            "paper": PAPER_FIG10, "rows": rows}
+
+
+def table_fig10(res: dict) -> str:
+    out = ["| subnet | switches/hosts | PIRa ops (v/r/e/c) | FERa ops (v/r/e/c) | DR ops (v/r/e/c) | ops model: PIRa / FERa / DR ms "
+           "| FERa/PIRa ops / paper | DR/PIRa ops / paper | per-engine CPU calibration: FERa/PIRa, DR/PIRa |",
+           "|---" * 9 + "|"]
+    for r in res["rows"]:
+        e = r["engines"]
+        ops = lambda k: f"{e[k]['work_total']} ({'/'.join(str(e[k]['work'][c]) for c in ('visits', 'relaxations', 'entries', 'checks'))})"
+        ms = " / ".join(f"{e[k]['ops_ns'] / 1e6:.3f}" for k in ("pira", "fera", "dr"))
+        o, w = r["ops_ratio"], r["work_ratio"]
+        out.append(f"| {r['fabric']} | {r['switches']}/{r['hosts']} | {ops('pira')} | {ops('fera')} | {ops('dr')} | {ms} "
+                   f"| {o['fera/pira']:.2f} / ~{res['paper']['fera/pira']:.0f} | {o['dr/pira']:.2f} / ~{res['paper']['dr/pira']:.0f} "
+                   f"| {w['fera/pira']:.2f}, {w['dr/pira']:.2f} |")
+    out.append("")
+    out.append(f"ops model: {res['op_ns']} ns per counted operation, every engine; per-engine calibration: "
+               + ", ".join(f"{k} {v} ns" for k, v in res["step_ns_by_engine"].items()) + ".")
+    out.append("\nAs the paper describes the algorithms (experiments/bermudez2006_ops.py): FERa one flood per destination "
+               "node over every node, PIRa n(n-1)/2 interactions; DR as ours, split into its parts:\n")
+    out.append("| subnet | nodes n | PIRa described (v/r/e) | FERa described (v/r/e) | FERa tables = engine's | FERa/PIRa described / paper "
+               "| DR / PIRa described / paper | DR parts: FERa base / two-state searches / pair walks / names |")
+    out.append("|---" * 8 + "|")
+    for r in res["rows"]:
+        d = r["described"]
+        tot = {k: sum(d[k][c] for c in ("visits", "relaxations", "entries", "checks")) for k in ("pira", "fera")}
+        vre = lambda k: f"{tot[k]} ({'/'.join(str(d[k][c]) for c in ('visits', 'relaxations', 'entries'))})"
+        dr = r["engines"]["dr"]["work_total"]
+        parts = " / ".join(str(r["dr_parts"][k]) for k in ("fera", "searches", "walks", "names"))
+        out.append(f"| {r['fabric']} | {d['nodes']} | {vre('pira')} | {vre('fera')} | {'yes' if d['fera_tables_equal'] else 'NO'} "
+                   f"| {tot['fera'] / tot['pira']:.2f} / ~{res['paper']['fera/pira']:.0f} "
+                   f"| {dr / tot['pira']:.2f} / ~{res['paper']['dr/pira']:.0f} | {parts} |")
+    return "\n".join(out)
