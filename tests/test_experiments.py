@@ -170,3 +170,31 @@ class TestBermudez2006Described:
         assert all(fera.port(x, lid) == p for (x, lid), p in tables.items())
         # §3.2: n(n-1)/2 = 105 interactions on the 15 nodes
         assert ops.pira_described(engines["pira"](g, {}, np.random.default_rng(1)))["entries"] == 105
+
+
+def test_bermudez2006_dr_reduced_subnets():
+    """experiments/bermudez2006_dr.py: the subnet the SM sees after a failure (the paper's Fig. 1 subnet)."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "experiments"))  # the script imports bermudez2006.py beside it
+    spec = importlib.util.spec_from_file_location("bermudez2006_dr", ROOT / "experiments" / "bermudez2006_dr.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from ibfabric.topologies.generators import bermudez2006_fig1
+
+    g = bermudez2006_fig1().with_lids(lmc=1)
+    names = lambda f: sorted(f.nodes[i].name.rpartition(".")[2] for i in range(len(f.nodes)))  # noqa: E731
+    # sw2 fails: it and its host h7 (cut off) are gone, its 4 links with them; LIDs and the SM's node are kept
+    r = mod.reduced(g, "fail-node", "sw2")
+    assert names(r) == sorted(set(names(g)) - {"sw2", "h7"}) and len(r.links) == len(g.links) - 4
+    assert r.nodes[r.sm_node].name == g.nodes[g.sm_node].name
+    assert {r.nodes[i].name: r.lid_of(i) for i in range(len(r.nodes))} == \
+        {g.nodes[i].name: g.lid_of(i) for i in range(len(g.nodes)) if g.nodes[i].name in set(names(r))}
+    # the link sw1-sw2 fails: every node is still reached (through sw3 and sw6), one link fewer
+    r = mod.reduced(g, "fail-link", "sw1.port[1]")
+    assert names(r) == names(g) and len(r.links) == len(g.links) - 1
+    with pytest.raises(ValueError, match="'action' must be 'fail-node' or 'fail-link'"):
+        mod.reduced(g, "fail-port", "sw1")
+    # on the whole subnet DR renames no host and its tables are FERa's
+    c = mod.compare(g)
+    assert c["dr"]["renamed"] == 0 and c["differing_entries"] == 0 and c["dr"]["mean_hops"] == c["fera"]["mean_hops"]
