@@ -22,6 +22,10 @@ of independent cycles and a host on every port left free
 :func:`kim2007_paper` builds fabrics with all the properties the paper
 states (one host per switch, every switch on one or two of Algorithm 2's
 cycles, no bridges: ``topologies/kim2007_15.ned`` and ``kim2007_30.ned``).
+:func:`bermudez2006` builds Bermúdez et al. 2006's (§4.1): given switch,
+host and link counts, a host on every switch with a free port, the other
+ports possibly unconnected (``experiments/bermudez2006/irr16h14.ned``,
+``irr24h22.ned``).
 """
 
 from __future__ import annotations
