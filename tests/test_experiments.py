@@ -111,3 +111,90 @@ def test_kim2007_readings_factors():
     # SPF's busiest link carries 42 of the 15 x 14 routes: 3.0 x a host's rate; the sparsest cut is a balanced
     # 2-link cut (7 | 8 switches): 2 x 14 / (7 x 8) = 0.5
     assert f == {"host": 1.0, "spf": 1 / 3, "cut": 0.5, "bisection": 0.5, "bytens": 4 / 15, "vl": 1 / 16}
+
+
+class TestBermudez2006Described:
+    """experiments/bermudez2006_ops.py: PIRa and FERa counted as the paper describes them (Fig. 10, issue 32)."""
+
+    @staticmethod
+    def _mod():
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("bermudez2006_ops", ROOT / "experiments" / "bermudez2006_ops.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    @staticmethod
+    def _line(n):
+        from ibfabric.topologies.generators import mesh
+
+        return mesh((n, 1), hosts_per_switch=1, width="1x", speed="SDR").with_lids(lmc=0)
+
+    def test_by_hand_on_lines(self):
+        import numpy as np
+
+        from ibfabric.plugins import PluginSet
+
+        ops, engines = self._mod(), PluginSet.load().routing_engines
+        for n, want_fera, want_pira in [
+            # 2 switches, 4 nodes, 3 links (6 port ends): graph 2 visits + 2 relaxations; a flood per node, each
+            # reaching all 4 nodes and examining all 6 port ends; an entry per (switch, LID): 2 x 4.
+            # PIRa: 4 nodes, 4 x 3 / 2 = 6 interactions (the engine's count too: 1 + 1 + 2 + 2)
+            (2, {"visits": 2 + 16, "relaxations": 2 + 24, "entries": 8, "checks": 0}, 6),
+            # 3 switches, 6 nodes, 5 links: graph 3 + 4; 6 floods x 6 nodes, 6 x 10 port ends; 3 x 6 entries.
+            # PIRa: 6 x 5 / 2 = 15 interactions (the engine counts 13: only the switches explored before)
+            (3, {"visits": 3 + 36, "relaxations": 4 + 60, "entries": 18, "checks": 0}, 15),
+        ]:
+            g = self._line(n)
+            fera = engines["fera"](g, {}, None)
+            tables, work = ops.fera_described(g, fera.info["level"])
+            assert work == want_fera
+            assert all(fera.port(x, lid) == p for (x, lid), p in tables.items()) and len(tables) == fera.info["work"]["entries"]
+            pira = engines["pira"](g, {}, np.random.default_rng(1))
+            assert ops.pira_described(pira) == dict(pira.info["work"], entries=want_pira)
+
+    def test_fig1_the_papers_counts_and_the_engines_tables(self):
+        import numpy as np
+
+        from ibfabric.plugins import PluginSet
+        from ibfabric.topologies.generators import bermudez2006_fig1
+
+        ops, engines = self._mod(), PluginSet.load().routing_engines
+        g = bermudez2006_fig1()
+        fera = engines["fera"](g, {}, None)
+        tables, work = ops.fera_described(g, fera.info["level"])
+        # Fig. 6: 15 destinations, 120 entries (15 per switch), the engine's tables; 15 floods of 15 nodes
+        # and of the 32 port ends of the 16 links (9 switch-to-switch, 7 hosts), after the graph (8, 18)
+        assert work == {"visits": 8 + 15 * 15, "relaxations": 18 + 15 * 32, "entries": 120, "checks": 0}
+        assert all(fera.port(x, lid) == p for (x, lid), p in tables.items())
+        # §3.2: n(n-1)/2 = 105 interactions on the 15 nodes
+        assert ops.pira_described(engines["pira"](g, {}, np.random.default_rng(1)))["entries"] == 105
+
+
+def test_bermudez2006_dr_reduced_subnets():
+    """experiments/bermudez2006_dr.py: the subnet the SM sees after a failure (the paper's Fig. 1 subnet)."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "experiments"))  # the script imports bermudez2006.py beside it
+    spec = importlib.util.spec_from_file_location("bermudez2006_dr", ROOT / "experiments" / "bermudez2006_dr.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from ibfabric.topologies.generators import bermudez2006_fig1
+
+    g = bermudez2006_fig1().with_lids(lmc=1)
+    names = lambda f: sorted(f.nodes[i].name.rpartition(".")[2] for i in range(len(f.nodes)))  # noqa: E731
+    # sw2 fails: it and its host h7 (cut off) are gone, its 4 links with them; LIDs and the SM's node are kept
+    r = mod.reduced(g, "fail-node", "sw2")
+    assert names(r) == sorted(set(names(g)) - {"sw2", "h7"}) and len(r.links) == len(g.links) - 4
+    assert r.nodes[r.sm_node].name == g.nodes[g.sm_node].name
+    assert {r.nodes[i].name: r.lid_of(i) for i in range(len(r.nodes))} == \
+        {g.nodes[i].name: g.lid_of(i) for i in range(len(g.nodes)) if g.nodes[i].name in set(names(r))}
+    # the link sw1-sw2 fails: every node is still reached (through sw3 and sw6), one link fewer
+    r = mod.reduced(g, "fail-link", "sw1.port[1]")
+    assert names(r) == names(g) and len(r.links) == len(g.links) - 1
+    with pytest.raises(ValueError, match="'action' must be 'fail-node' or 'fail-link'"):
+        mod.reduced(g, "fail-port", "sw1")
+    # on the whole subnet DR renames no host and its tables are FERa's
+    c = mod.compare(g)
+    assert c["dr"]["renamed"] == 0 and c["differing_entries"] == 0 and c["dr"]["mean_hops"] == c["fera"]["mean_hops"]

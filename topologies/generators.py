@@ -22,6 +22,10 @@ of independent cycles and a host on every port left free
 :func:`kim2007_paper` builds fabrics with all the properties the paper
 states (one host per switch, every switch on one or two of Algorithm 2's
 cycles, no bridges: ``topologies/kim2007_15.ned`` and ``kim2007_30.ned``).
+:func:`bermudez2006` builds Bermúdez et al. 2006's (§4.1): given switch,
+host and link counts, a host on every switch with a free port, the other
+ports possibly unconnected (``experiments/bermudez2006/irr16h14.ned``,
+``irr24h22.ned``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ __all__ = [
     "kim2007",
     "kim2007_paper",
     "kim2007_properties",
+    "bermudez2006",
     "fat_tree",
     "mesh",
     "torus",
@@ -253,6 +258,99 @@ def kim2007(
         hosts += [(f"h{s}_{k}", s, int(p) + 1) for k, p in enumerate(np.flatnonzero(free[s]))]
     return _build([f"sw{s}" for s in range(S)], sw_links, hosts, ports, width, speed)
 
+
+
+def bermudez2006(
+    switches: int,
+    hosts: int,
+    links: int,
+    *,
+    ports: int = 4,
+    seed: int = 0,
+    tries: int = 1000,
+    width: str = "1x",
+    speed: str = "SDR",
+) -> FabricGraph:
+    """A random irregular subnet as Bermúdez et al. 2006 describe theirs: given switch and host counts, ports left unconnected.
+
+    §4.1: "at least a host connected to each switch, if a port is available.
+    Also, not all switch ports are connected"; Fig. 14 gives the counts
+    (16 switches and 14 hosts, 24 and 22, 32 and 40, 48 and 64, 64 and 82).
+    A switch may use every port for switch links (then it has no host, as
+    sw3 of the paper's Fig. 1); every switch with a free port has a host.
+
+    Parameters
+    ----------
+    switches : int
+        Number of switches (``sw0`` ... ``swN-1``).
+    hosts : int
+        Number of hosts (``h<switch>_<k>``).
+    links : int
+        Number of switch-to-switch links.
+    ports : int
+        Ports per switch (the paper's 4).
+    seed : int
+        Seed of the draws; the same arguments give the same fabric.
+    tries : int
+        Most switch graphs drawn before giving up.
+    width, speed : str
+        Link width and speed (default 1x SDR).
+
+    Returns
+    -------
+    FabricGraph
+        ``switches * ports - 2 * links - hosts`` ports unconnected.
+
+    Raises
+    ------
+    ValueError
+        If the counts do not fit (more hosts than free ports, a link count
+        outside ``[S - 1, min(S * ports // 2, S * (S - 1) // 2)]``), or no
+        draw within *tries* has at most *hosts* switches with a free port.
+
+    Examples
+    --------
+    >>> g = bermudez2006(16, 14, 24, seed=2022)
+    >>> len(g.switches), len(g.cas), len(g.links) - len(g.cas)
+    (16, 14, 24)
+
+    Notes
+    -----
+    Each draw is :func:`irregular`'s switch graph with ``links_per_switch =
+    ports`` and *links* links; a draw is kept when the switches with a free
+    port are at most *hosts* (with fewer hosts than switches, at least
+    ``switches - hosts`` switches must have all their ports linked).  Each
+    switch with a free port gets a host on its lowest free port; the
+    remaining hosts go to free ports drawn at random without replacement;
+    the rest of the ports stay unconnected.
+    """
+    S = switches
+    if S < 1:
+        raise ValueError(f"'switches' must be at least 1 (got {S})")
+    most = min(S * ports // 2, S * (S - 1) // 2)
+    if not S - 1 <= links <= most:
+        raise ValueError(f"'links' must be between {S - 1} and {most} for {S} switches of {ports} ports (got {links})")
+    if not 1 <= hosts <= S * ports - 2 * links:
+        raise ValueError(f"'hosts' must be between 1 and the {S * ports - 2 * links} ports {links} links leave free (got {hosts})")
+    if tries < 1:
+        raise ValueError(f"'tries' must be at least 1 (got {tries})")
+    rng = np.random.default_rng(seed)
+    for _ in range(tries):
+        base = irregular(S, links_per_switch=ports, hosts_per_switch=0, num_ports=ports, links=links,
+                         seed=int(rng.integers(2**32)))
+        free = [[p for p in range(1, ports + 1) if base.peer_node[s, p] < 0] for s in range(S)]
+        if sum(1 for f in free if f) <= hosts:
+            break
+    else:
+        raise ValueError(f"no draw of {S} switches and {links} links in {tries} has at most {hosts} switches with a"
+                         f" free port (try another seed, more tries or more links)")
+    placed = {s: [f[0]] for s, f in enumerate(free) if f}
+    rest = [(s, p) for s, f in enumerate(free) for p in f[1:]]
+    for k in sorted(rng.choice(len(rest), hosts - len(placed), replace=False).tolist()):
+        placed[rest[k][0]].append(rest[k][1])
+    sw_links = [(ln.a, ln.port_a, ln.b, ln.port_b) for ln in base.links]
+    host_list = [(f"h{s}_{k}", s, p) for s in sorted(placed) for k, p in enumerate(sorted(placed[s]))]
+    return _build([f"sw{s}" for s in range(S)], sw_links, host_list, ports, width, speed)
 
 #: The blocks :func:`kim2007_paper` joins: name -> (vertices, edges as vertex pairs, vertices on one cycle).
 #: A diamond is K4 less an edge: two triangles on the edge (1, 2), whose tips 0 and 3 are on one each.

@@ -157,7 +157,11 @@ def dr_tables(fabric: FabricGraph, view: SwitchView, ud: UpDown) -> ForwardingTa
         info["most_names"] = (endpoint_label(fabric, worst[0], shorts), len(worst[1]))
     # work: FERa's (the base tables, up*/down* graph included), the searches
     # and walks, the name checks and the host columns written
-    record_work(info, base.info["work"], router.work, router.search_work(), {"checks": checks, "entries": entries})
+    searches = router.search_work()
+    names_work = {"checks": checks, "entries": entries}
+    record_work(info, base.info["work"], router.work, searches, names_work)
+    info["work_parts"] = {"fera": dict(base.info["work"]), "searches": dict(searches), "walks": dict(router.work),
+                          "names": names_work}
     return ForwardingTables(fabric, lft, engine="dr", info=info, path_offset=offset)
 
 
@@ -183,7 +187,11 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
         uses.  ``info``: ``names`` (LIDs used per host), ``lmc_required``,
         ``renamed`` (hosts needing more than one LID), plus the up*/down*
         root and levels and the operation counts ``work``/``work_total``
-        (docs/routing.md, "Computation time").
+        (docs/routing.md, "Computation time"), split in ``work_parts``:
+        ``fera`` (the base tables and the up*/down* graph), ``searches``
+        (the two-state searches), ``walks`` (every hop of every host-pair
+        route and the ports it examines) and ``names`` (the name checks and
+        the host columns written).
 
     Raises
     ------

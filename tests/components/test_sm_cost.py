@@ -163,3 +163,10 @@ class TestOperationCountsByHand:
         assert t.info["work"]["entries"] == 12 + 8 and t.info["work"]["checks"] == 8
         fera = engines["fera"](self._line(2, lmc=1), {}, None).info["work"]
         assert t.info["work"]["visits"] > fera["visits"] and t.info["work"]["relaxations"] > fera["relaxations"]
+
+    def test_dr_work_parts_sum_to_the_total(self, engines):
+        t = engines["dr"](_irregular(16, 1), {}, None)
+        parts = t.info["work_parts"]
+        assert set(parts) == {"fera", "searches", "walks", "names"}
+        assert sum(sum(p.values()) for p in parts.values()) == t.info["work_total"]
+        assert parts["fera"] == engines["fera"](_irregular(16, 1), {}, None).info["work"]

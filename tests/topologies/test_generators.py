@@ -67,6 +67,49 @@ class TestIrregular:
             gen.irregular(**kw)
 
 
+class TestBermudez2006:
+    # the paper's Fig. 14 counts (switches, hosts) with the switch-link counts of experiments/bermudez2006
+    @pytest.mark.parametrize("switches, hosts, links", [(16, 14, 24), (24, 22, 36), (32, 40, 44), (8, 7, 9), (5, 3, 8)])
+    def test_counts_a_host_where_a_port_is_free_and_unconnected_ports(self, switches, hosts, links):
+        f = gen.bermudez2006(switches, hosts, links, seed=7)
+        g = switch_graph(f)
+        assert len(f.switches) == switches and len(f.cas) == hosts and g.number_of_edges() == links
+        assert nx.is_connected(g) and nx.number_of_edges(nx.Graph(g)) == links
+        peers = f.peer_node[f.switches, 1:5]
+        has_host = [(p >= 0).any() and (~f.is_switch[p[p >= 0]]).any() for p in peers]
+        # every switch with a free port has a host; the others use all four ports for switch links
+        for s, p in enumerate(peers):
+            assert has_host[s] or (g.degree(s) == 4 and (p >= 0).all())
+        assert (peers < 0).sum() == switches * 4 - 2 * links - hosts  # the ports left unconnected
+
+    def test_fewer_hosts_than_switches_leaves_ports_unconnected(self):
+        # 16 switches, 24 links: 16 free ports, 14 hosts, so two ports stay unconnected and two switches
+        # (at least) have no host and four switch links, as sw3 of the paper's Fig. 1
+        f = gen.bermudez2006(16, 14, 24, seed=2022)
+        g = switch_graph(f)
+        assert (f.peer_node[f.switches, 1:5] < 0).sum() == 2
+        assert sum(1 for _, d in g.degree() if d == 4) >= 2
+
+    def test_same_seed_same_fabric(self):
+        assert gen.to_ned(gen.bermudez2006(24, 22, 36, seed=3)) == gen.to_ned(gen.bermudez2006(24, 22, 36, seed=3))
+        assert gen.to_ned(gen.bermudez2006(24, 22, 36, seed=3)) != gen.to_ned(gen.bermudez2006(24, 22, 36, seed=4))
+
+    @pytest.mark.parametrize(
+        "args, kw, message",
+        [
+            ((0, 1, 0), {}, "'switches' must be at least 1"),
+            ((4, 2, 2), {}, r"'links' must be between 3 and 6"),
+            ((4, 7, 5), {}, r"'hosts' must be between 1 and the 6 ports 5 links leave free"),
+            ((16, 14, 24), dict(tries=0), "'tries' must be at least 1"),
+            # 8 switches, 7 links (a tree): 18 free ports; 2 hosts need 6 switches with all 4 ports linked
+            ((8, 2, 7), dict(tries=3), "no draw of 8 switches and 7 links in 3 has at most 2 switches with a free port"),
+        ],
+    )
+    def test_impossible_requests(self, args, kw, message):
+        with pytest.raises(ValueError, match=message):
+            gen.bermudez2006(*args, **kw)
+
+
 class TestRegular:
     @pytest.mark.parametrize("k, n", [(2, 1), (2, 3), (4, 2), (3, 3)])
     def test_k_ary_n_tree(self, k, n):
