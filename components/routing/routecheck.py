@@ -7,6 +7,13 @@ pair (switches' port 0 and CA ports) through the tables, all pairs at once
 channels are directed links (and VLs, if a VL assignment is given), and
 there is an edge from channel c1 to c2 when some route uses c2 right after
 c1.  Routing is deadlock-free when the CDG is acyclic (Dally and Seitz; Duato).
+
+By default a pair is walked on the one DLID its source sends to
+(:meth:`ForwardingTables.dlids`: the base LID, or the engine's
+``path_offset``).  ``every_lid=True`` walks every LID of the destination's
+LMC range instead: the routes of sources that pick a LID per packet (Kim's
+multipath, whose named paths live at ``base + 2P + 1``; LMC-based
+multipathing in general), whose CDG is the union over all of them.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ class RouteReport:
     cdg_channels: int
     cdg_edges: int
     cycle: tuple[str, ...]  #: a CDG cycle as channel names ("sw3 port 2" or "sw3 port 2 VL0"), empty if none
+    every_lid: bool = False  #: routes walked on every LID of each destination's range (``pairs`` counts routes)
 
     @property
     def ok(self) -> bool:
@@ -64,14 +72,17 @@ class RouteReport:
                 return f"{int(p[0])} -> {int(p[1])}"
             return f"{endpoint_label(fabric, int(p[0]))} -> {endpoint_label(fabric, int(p[1]))}"
 
+        pairs = (f"routes:               {self.pairs} (every LID of each destination's LMC range, over ordered pairs of"
+                 " endpoints, switches included: the hops and loads below are over them)" if self.every_lid else
+                 f"pairs:                {self.pairs} (ordered pairs of endpoints, switches included: the hops and"
+                 " loads below are over them)")
         lines = [
             f"engine:               {self.engine or '-'}",
-            f"pairs:                {self.pairs} (ordered pairs of endpoints, switches included: the hops and loads below"
-            " are over them)",
+            pairs,
             f"unreachable:          {len(self.unreachable)}" + (f" (e.g. {pair(self.unreachable[0])})" if len(self.unreachable) else ""),
             f"loops:                {len(self.loops)}" + (f" (e.g. {pair(self.loops[0])})" if len(self.loops) else ""),
             f"hops:                 mean {self.mean_hops:.3f}, max {self.max_hops} (minimum possible: mean {self.mean_min_hops:.3f})",
-            f"longer than minimum:  {counted(self.longer_than_minimum, 'pair')}, at most +{counted(self.max_extra_hops, 'hop')}",
+            f"longer than minimum:  {counted(self.longer_than_minimum, 'route' if self.every_lid else 'pair')}, at most +{counted(self.max_extra_hops, 'hop')}",
             f"link load:            max {self.max_link_load}, mean {self.mean_link_load:.2f} routes per directed link",
             f"explicit entries:     {int(self.explicit_entries.sum())} ({int(self.explicit_entries.min(initial=0))}..{int(self.explicit_entries.max(initial=0))} per switch), default ports: {self.default_ports}",
             f"channel dependencies: {self.cdg_edges} between {self.cdg_channels} channels, "
@@ -95,15 +106,22 @@ def route_walk(
     vl: VLFunction | None = None,
     num_vls: int = 1,
     chunk: int = 1 << 21,
+    every_lid: bool = False,
 ) -> dict:
     """Walk every (source, destination) endpoint pair through the tables.
 
     Returns a dict with ``src``, ``dst`` (pair arrays), ``hops`` (-1 if not
     delivered), ``status`` (0 delivered, 1 unreachable, 2 loop), ``load``
     (routes per channel), ``deps`` (unique int64 codes ``c1 * C + c2`` of
-    consecutive (channel, VL) pairs, C = channels x *num_vls*) and
-    ``channels``.  Pairs are processed in chunks of about *chunk* pairs.
+    consecutive (channel, VL) pairs, C = channels x *num_vls*),
+    ``channels`` and ``dlid`` (the DLID each route was walked on).  Pairs
+    are processed in chunks of about *chunk* pairs.  With *every_lid* each
+    pair is walked once per LID of the destination's LMC range (its pair
+    arrays repeat); *vl* must then be None (a VL function is given per
+    pair, not per LID).
     """
+    if every_lid and vl is not None:
+        raise ValueError("every_lid walks routes per LID; a VL function gives one VL per (source, destination)")
     g = tables.fabric
     exp = tables.expanded()
     ids, chan_np = _channels(g)
@@ -113,7 +131,7 @@ def route_walk(
     src_all = np.arange(ne) if sources is None else np.asarray(sources)
     load = np.zeros(C, dtype=np.int64)
     deps: list[np.ndarray] = []
-    out_src, out_dst, out_hops, out_status = [], [], [], []
+    out_src, out_dst, out_hops, out_status, out_dlid = [], [], [], [], []
     per = max(1, chunk // max(ne, 1))
     limit = len(g.switches) + 2
     # endpoint index of every (node, port) for delivery checks
@@ -125,8 +143,14 @@ def route_walk(
         dst = np.tile(np.arange(ne), len(s_blk))
         keep = src != dst
         src, dst = src[keep], dst[keep]
+        if every_lid:  # one route per LID of the destination's range
+            size = np.left_shift(1, g.ep_lmc[dst])
+            start = np.repeat(np.cumsum(size) - size, size)
+            src, dst = np.repeat(src, size), np.repeat(dst, size)
+            dlid = g.ep_lid[dst] + (np.arange(len(src)) - start)
+        else:
+            dlid = tables.dlids(src, dst)
         n = len(src)
-        dlid = tables.dlids(src, dst)
         hops = np.zeros(n, dtype=np.int64)
         status = np.full(n, -1, dtype=np.int64)  # -1 travelling
         prev = np.full(n, -1, dtype=np.int64)
@@ -184,12 +208,14 @@ def route_walk(
         out_dst.append(dst)
         out_hops.append(np.where(status == 0, hops, -1))
         out_status.append(status)
+        out_dlid.append(dlid)
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)  # noqa: E731
     return {
         "src": cat(out_src),
         "dst": cat(out_dst),
         "hops": cat(out_hops),
         "status": cat(out_status),
+        "dlid": cat(out_dlid),
         "load": load,
         "deps": np.unique(cat(deps)),
         "channels": chan_np,
@@ -257,6 +283,7 @@ def check_routes(
     *,
     vl: VLFunction | None = None,
     num_vls: int = 1,
+    every_lid: bool = False,
 ) -> RouteReport:
     """Walk every endpoint pair through *tables* and report.
 
@@ -269,13 +296,16 @@ def check_routes(
         assignment); channels of the CDG are then (directed link, VL).
     num_vls : int
         Number of VLs *vl* returns values below.
+    every_lid : bool
+        Walk every LID of each destination's LMC range, not only the one
+        the source uses (:func:`route_walk`); *vl* must then be None.
 
     Returns
     -------
     RouteReport
     """
     g = tables.fabric
-    w = route_walk(tables, vl=vl, num_vls=num_vls)
+    w = route_walk(tables, vl=vl, num_vls=num_vls, every_lid=every_lid)
     src, dst, hops, status = w["src"], w["dst"], w["hops"], w["status"]
     ok = status == 0
     mins = _min_hops(g)[src, dst]
@@ -302,6 +332,7 @@ def check_routes(
         cdg_channels=len(np.unique(np.concatenate(np.divmod(w["deps"], len(chans) * num_vls)))),
         cdg_edges=len(w["deps"]),
         cycle=tuple(describe_channel(g, chans, c, num_vls) for c in cycle),
+        every_lid=every_lid,
     )
 
 

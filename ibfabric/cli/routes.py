@@ -55,6 +55,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="print a route report instead of the tables (with --output, both); exit 1 on "
                    "unreachable pairs, loops or a channel-dependency cycle")
+    p.add_argument("--every-lid", action="store_true",
+                   help="with --check: walk every LID of each destination's LMC range, not only the one a source "
+                   "sends to (sources that choose a LID per packet: the multipath engine's named paths); the "
+                   "dependencies are then the union over all those routes, without VLs")
     p.add_argument("--compare", nargs="+", metavar="ENGINE",
                    help="route the fabric with each ENGINE (options from --set apply to all) and print one table: "
                    "hops, CA-to-CA routes per switch link (all, up, down), worst link under uniform traffic and "
@@ -191,7 +195,11 @@ def run(args) -> int:
     from ibfabric.components.routing.routecheck import check_routes
 
     vl, num_vls = tables.vl_function()  # engines with virtual layers: one dependency graph per VL
-    report = check_routes(tables, vl=vl, num_vls=num_vls)
+    if args.every_lid:
+        if vl is not None:
+            raise ConfigError(f"--every-lid: routing engine '{args.routing}' assigns path SLs per (source, "
+                              "destination), which a walk per LID cannot give")
+    report = check_routes(tables, vl=vl, num_vls=num_vls, every_lid=args.every_lid)
     print(report.summary(tables.fabric))
     if tables.path_sl is not None:
         print(f"virtual layers:       {len(np.unique(tables.path_sl))} SLs on {num_vls} VLs (path SLs, SL-to-VL "

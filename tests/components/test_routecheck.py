@@ -118,3 +118,49 @@ class TestRouteCheck:
         b = route_walk(clockwise(g), chunk=8)
         assert np.array_equal(a["deps"], b["deps"]) and np.array_equal(a["load"], b["load"])
         assert np.array_equal(np.sort(a["hops"]), np.sort(b["hops"]))
+
+
+def triangle_lmc1():
+    """3 switches in a ring (port 1 clockwise to the next one's port 2), host h<i> on port 3 of s<i> with LMC 1.
+
+    Base LIDs (4, 6, 8) are routed the short way, the odd LIDs (5, 7, 9) clockwise: a host two hops away
+    clockwise is reached the long way round, as a second named path.
+    """
+    nodes = [NodeSpec(f"s{i}", True, 3, lid=i + 1) for i in range(3)]
+    nodes += [NodeSpec(f"h{i}", False, 1, lid=4 + 2 * i, lmc=1) for i in range(3)]
+    g = FabricGraph(nodes, [Link(i, 1, (i + 1) % 3, 2) for i in range(3)] + [Link(3 + i, 1, i, 3) for i in range(3)])
+    lft = np.full((3, g.max_lid + 1), NO_PORT, dtype=np.uint8)
+    for i in range(3):
+        for j in range(3):
+            short = 0 if i == j else 1 if j == (i + 1) % 3 else 2
+            lft[i, j + 1] = short
+            lft[i, 4 + 2 * j] = 3 if i == j else short
+            lft[i, 5 + 2 * j] = 3 if i == j else 1
+    return g, ForwardingTables(g, lft, engine="triangle")
+
+
+class TestEveryLid:
+    def test_the_second_lids_routes_close_a_cycle_the_base_lids_do_not(self):
+        g, t = triangle_lmc1()
+        plain = check_routes(t)
+        assert plain.ok and plain.pairs == 6 * 5 and not plain.every_lid
+        every = check_routes(t, every_lid=True)
+        # each pair once per LID of the destination's range: switches have 1, hosts 2
+        assert every.pairs == 3 * 5 * 1 + 3 * 5 * 2 and every.every_lid
+        assert sorted(every.cycle) == ["s0 port 1", "s1 port 1", "s2 port 1"]
+        assert every.max_extra_hops == 1 and every.longer_than_minimum > 0
+        assert every.summary(g).splitlines()[1].startswith("routes:")
+        assert "longer than minimum:  " in every.summary(g) and " routes, at most" in every.summary(g)
+
+    def test_walk_gives_each_routes_dlid(self):
+        g, t = triangle_lmc1()
+        w = route_walk(t, every_lid=True)
+        host = ~g.is_switch[g.ep_node[w["dst"]]]
+        assert sorted(set(w["dlid"][host].tolist())) == [4, 5, 6, 7, 8, 9]
+        assert np.array_equal(w["dlid"][~host], g.ep_lid[w["dst"][~host]])
+        assert np.array_equal(route_walk(t)["dlid"], t.dlids(route_walk(t)["src"], route_walk(t)["dst"]))
+
+    def test_a_vl_function_is_refused(self):
+        g, t = triangle_lmc1()
+        with pytest.raises(ValueError, match="every_lid"):
+            route_walk(t, vl=lambda s, d, h, n, p: np.zeros(len(s)), num_vls=1, every_lid=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ibfabric.cli import main
@@ -88,3 +90,19 @@ class TestPathSLs:
             ForwardingTables(g, t.lft, path_sl=t.path_sl[:, :3], sl2vl=t.sl2vl)
         with pytest.raises(ValueError, match="needs sl2vl"):
             ForwardingTables(g, t.lft, path_sl=t.path_sl)
+
+
+class TestEveryLid:
+    def test_multipath_named_paths_are_checked_only_with_every_lid(self, capsys):
+        # Kim's 15-switch fabric: the default route (SPF) alone is acyclic, the named paths around its triangles are not
+        ned = str(Path(__file__).resolve().parents[2] / "topologies" / "kim2007_15.ned")
+        code, out, _ = run(capsys, "routes", ned, "--routing", "multipath", "--lmc", "7", "--check")
+        assert code == 0 and "acyclic" in out and out.splitlines()[1].startswith("pairs:")
+        code, out, _ = run(capsys, "routes", ned, "--routing", "multipath", "--lmc", "7", "--check", "--every-lid")
+        assert code == 1 and "CYCLE" in out and out.splitlines()[1].startswith("routes:")
+
+    def test_path_sls_cannot_be_walked_per_lid(self, capsys, tmp_path):
+        path = tmp_path / "ring.ned"
+        path.write_text(to_ned(torus((5,)), name="ring"))
+        code, _, err = run(capsys, "routes", str(path), "--routing", "dfsssp", "--check", "--every-lid")
+        assert code != 0 and "--every-lid" in err and "Traceback" not in err
