@@ -239,7 +239,7 @@ def held(load: float, scheme: str, experiment: str, check: bool = False) -> int:
             hops += (f" {sw}:{port}>{'|'.join(map(str, outs))}" if kind == "in" else "") + " ... " + \
                 " ".join(f"{names[n]}" for n, _, _ in r[k + 1:])
             print(f"  {'head' if i == 0 else '    '} SLID {p.slid} ({src}) DLID {p.dlid} ({dst}, {what}) SL {p.sl} "
-                  f"VL {p.vl} route {hops}: {'on it' if on else 'NOT ON ITS TABLE ROUTE'}")
+                  f"VL {p.vl} {p.credits} credits route {hops}: {'on it' if on else 'NOT ON ITS TABLE ROUTE'}")
             if on and kind == "in" and i == 0:
                 prev = r[k - 1] if k else None
                 c_in = f"{names[prev[0]]} port {prev[2]}" if prev else f"{src} port"
