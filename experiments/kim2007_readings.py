@@ -20,6 +20,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f}_<reading>.toml (Fig. 10)
+  python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
   python experiments/kim2007_readings.py mtable RESULTS...  # Fig. 10's multicast table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
@@ -94,7 +95,7 @@ def factors(name: str) -> dict[str, float]:
 HEADER = """# Kim et al. 2007, Fig. {fig} schemes under the "{reading}" reading of the injection rate (issue 32),
 # written by experiments/kim2007_readings.py (do not edit): factor f = {f:.4f} on {topology}, so the paper's
 # injection rate L offers f x L of a host's link, {rt}:{be} real time : best effort.  Window:
-# {warmup} of warm-up, {measured} measured, one seed.  Otherwise as experiments/kim2007_fig{fig}.toml.
+# {warmup} of warm-up, {measured} measured, {seeds}.  Otherwise as experiments/kim2007_fig{fig}.toml.
 #
 #   ibfabric sweep experiments/{name}.toml --jobs 1
 #   python experiments/kim2007_readings.py table results/{name}
@@ -123,7 +124,7 @@ def toml_list(xs) -> str:
 
 
 def write(name: str, reading: str, topology: str, fig: int, loads, schemes, warmup: str, time: str,
-          measured: str, hvs=None) -> Path:
+          measured: str, hvs=None, repeat: int = 1) -> Path:
     f = factors(topology)[reading]
     rt, be = (70, 30) if fig in (7, 9) else (30, 70)
     rows = [SCHEMES[s] for s in schemes]
@@ -133,7 +134,8 @@ def write(name: str, reading: str, topology: str, fig: int, loads, schemes, warm
         rows = [r for r in rows for _ in hvs]
         dropopts = [f"hv={hv}" for _ in range(len(schemes) // len(hvs)) for hv in hvs]
     text = HEADER.format(fig=fig, reading=reading, f=f, topology=topology, rt=rt, be=be, warmup=warmup,
-                         measured=measured, name=name)
+                         measured=measured, name=name,
+                         seeds="one seed" if repeat == 1 else f"{repeat} seeds (repetitions 0-{repeat - 1})")
     text += f"""
 [experiment]
 name = "{name}"
@@ -141,7 +143,7 @@ topology = "{topology}"
 config = "kim2007-traffic"
 time = "{time}"
 warmup = "{warmup}"
-repeat = 1
+repeat = {repeat}
 together = [["scheme", "routing", "options", "dropper", "dropopts", "selector", "adaptive", "sourcepath"],
             ["load", "offered", "rtload", "beload"]]
 
@@ -367,6 +369,14 @@ def multicast(reading: str) -> None:
                           "30ms", "180ms", "150 ms"))
 
 
+def seeds(reading: str) -> None:
+    """Figs. 7 and 8's key points (0.4-0.6; SPF, Multipath+LFU+Drop) for two seeds: repetition 0 is the run of
+    kim2007_paper_fig{7,8}_<reading>.toml (same parameters, same seed), repetition 1 a second seed."""
+    for fig in (7, 8):
+        print(write(f"kim2007_paper_seeds_fig{fig}_{reading}", reading, "kim2007_15", fig, [0.4, 0.5, 0.6],
+                    ["spf", "mp+lfu+drop"], "30ms", "180ms", "150 ms", repeat=2))
+
+
 def table(dirs: list[str]) -> None:
     head = ["reading", "load", "scheme"] + [c for c, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
@@ -375,8 +385,9 @@ def table(dirs: list[str]) -> None:
         found = rows(d)
         order = list(SCHEMES)
         for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r["scheme"].split("@")[0]),
-                                              r["scheme"])):
-            print("| " + " | ".join([r.get("reading", "host"), r["load"], r["scheme"]]
+                                              r["scheme"], int(r.get("repetition", 0)))):
+            scheme = r["scheme"] if r.get("repetition", "0") == "0" else f"{r['scheme']} (rep {r['repetition']})"
+            print("| " + " | ".join([r.get("reading", "host"), r["load"], scheme]
                                     + [cell(r, k) for _, k in COLUMNS]) + " |")
 
 
@@ -499,7 +510,7 @@ def deadlocks(dirs: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable"):
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -517,6 +528,8 @@ def main(argv: list[str]) -> int:
         fig9screen(argv[1])
     elif argv[0] == "multicast":
         multicast(argv[1])
+    elif argv[0] == "seeds":
+        seeds(argv[1])
     elif argv[0] == "mtable":
         mtable(argv[1:])
     elif argv[0] == "deadlocks":
