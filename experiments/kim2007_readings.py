@@ -308,7 +308,8 @@ MHEADER = """# Kim et al. 2007, Fig. {fig} on the paper's set-up under the "{rea
 """
 
 
-def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time: str, measured: str) -> Path:
+def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time: str, measured: str,
+                    engines=ENGINES) -> Path:
     """Fig. 10a-e (*fig* "10": the four replication engines) or Fig. 10f ("10f": the four policies)."""
     topology = "kim2007_15"
     f = factors(topology)[reading]
@@ -316,7 +317,7 @@ def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time:
         what = "# Fig. 10a-e: replicated unicast, synchronous, asynchronous, central buffer (quota=auto).\n"
         together = '[["load", "offered", "rtload", "beload"]]'
         params = '"**.replication" = "${engine}"\n'
-        its = f"engine = {toml_list(ENGINES)}\n"
+        its = f"engine = {toml_list(engines)}\n"
     else:
         what = ("# Fig. 10f: asynchronous replication under four bandwidth policies: shared (multicast on the\n"
                 "# unicast real-time VLs, copies first), separate, linear, logarithmic (multicast on SLs/VLs\n"
@@ -362,11 +363,15 @@ reading = ["{reading}"]
 
 
 def multicast(reading: str) -> None:
-    """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*."""
+    """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*; the window
+    check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms)."""
     print(write_multicast(f"kim2007_paper_fig10_{reading}", reading, "10", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
                           "30ms", "180ms", "150 ms"))
     print(write_multicast(f"kim2007_paper_fig10f_{reading}", reading, "10f", [0.2, 0.4, 0.5, 0.6],
                           "30ms", "180ms", "150 ms"))
+    # the window check: twice the measured time at the two highest loads
+    print(write_multicast(f"kim2007_paper_fig10_long_{reading}", reading, "10", [0.5, 0.6], "30ms", "330ms",
+                          "300 ms", engines=("replicated-unicast", "asynchronous")))
 
 
 def seeds(reading: str) -> None:
