@@ -318,6 +318,11 @@ def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time:
         together = '[["load", "offered", "rtload", "beload"]]'
         params = '"**.replication" = "${engine}"\n'
         its = f"engine = {toml_list(engines)}\n"
+        if any(" " in e for e in engines):  # "ENGINE OPTIONS": replicationOptions per engine
+            together = '[["load", "offered", "rtload", "beload"], ["engine", "replication", "replopts"]]'
+            params = '"**.replication" = "${replication}"\n"**.replicationOptions" = "${replopts}"\n'
+            its += (f"replication = {toml_list([e.split(' ', 1)[0] for e in engines])}\n"
+                    f"replopts = {toml_list([e.split(' ', 1)[1] if ' ' in e else '' for e in engines])}\n")
     else:
         what = ("# Fig. 10f: asynchronous replication under four bandwidth policies: shared (multicast on the\n"
                 "# unicast real-time VLs, copies first), separate, linear, logarithmic (multicast on SLs/VLs\n"
@@ -364,7 +369,8 @@ reading = ["{reading}"]
 
 def multicast(reading: str) -> None:
     """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*; the window
-    check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms)."""
+    check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms); the
+    central buffer's size (kim2007_paper_fig10_cbuf_<reading>)."""
     print(write_multicast(f"kim2007_paper_fig10_{reading}", reading, "10", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
                           "30ms", "180ms", "150 ms"))
     print(write_multicast(f"kim2007_paper_fig10f_{reading}", reading, "10f", [0.2, 0.4, 0.5, 0.6],
@@ -372,6 +378,9 @@ def multicast(reading: str) -> None:
     # the window check: twice the measured time at the two highest loads
     print(write_multicast(f"kim2007_paper_fig10_long_{reading}", reading, "10", [0.5, 0.6], "30ms", "330ms",
                           "300 ms", engines=("replicated-unicast", "asynchronous")))
+    # the central buffer's size: 16384 B (the default, 3276 B per output port's FIFO), 8192 B and 65536 B
+    print(write_multicast(f"kim2007_paper_fig10_cbuf_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
+                          "150 ms", engines=("central-buffer size=8192", "central-buffer size=65536")))
 
 
 def seeds(reading: str) -> None:
@@ -454,7 +463,7 @@ def mtable(dirs: list[str]) -> None:
         head = ["load", by] + [c for c, _ in cols]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
-        for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r[by]))):
+        for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r[by].split(" ")[0]), r[by])):
             mc = multicast_cells(r)
             cells = []
             for _, key in cols:
