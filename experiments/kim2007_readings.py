@@ -490,13 +490,15 @@ def reductions(directory: str, base: str = "spf") -> None:
     head = ["load", "scheme"] + [f"{c} reduction" for c, _ in REDUCED]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for load in sorted({r["load"] for r in found}, key=float):
-        at = {r["scheme"]: r for r in found if r["load"] == load}
+    points = sorted({(r["load"], r.get("repetition", "0")) for r in found}, key=lambda x: (float(x[0]), int(x[1])))
+    for load, rep in points:  # each repetition against the base of the same repetition (the same seed)
+        at = {r["scheme"]: r for r in found if r["load"] == load and r.get("repetition", "0") == rep}
         if base not in at:
             continue
         for scheme in sorted(at, key=lambda s: order.index(s.split("@")[0])):
             if scheme == base:
                 continue
+            label = scheme if rep == "0" else f"{scheme} (rep {rep})"
             cells = []
             for _, key in REDUCED:
                 b, x = at[base].get(key, ""), at[scheme].get(key, "")
@@ -507,7 +509,7 @@ def reductions(directory: str, base: str = "spf") -> None:
                     cells.append("- (SPF 0)" if ok(b) else "-")
                 else:
                     cells.append(f"{100 * (1 - float(x) / float(b)):+.0f} %")
-            print("| " + " | ".join([load, scheme] + cells) + " |")
+            print("| " + " | ".join([load, label] + cells) + " |")
 
 
 def deadlocks(dirs: list[str]) -> None:

@@ -152,3 +152,16 @@ def test_kim2007_multicast_cells():
     assert c["multicast"] == (100 + 900) / 4 and c["member"] == 100
     assert c["unicast"] == (700 - 400) / 6  # 10 real-time deliveries, 4 of them members' copies
     assert c["unicast SLs"] == 50 and c["complete"] == 0.9
+
+
+def test_kim2007_reductions_per_repetition(monkeypatch, capsys):
+    """Each repetition's schemes are reduced against SPF of the same repetition (the same seed)."""
+    mod = kim2007_readings()
+    runs = [{"load": "0.5", "repetition": rep, "scheme": scheme, "status": "ok", "real_time_latency_mean": str(x)}
+            for rep, scheme, x in (("0", "spf", 200), ("0", "mp+lfu+drop", 100), ("1", "spf", 400),
+                                   ("1", "mp+lfu+drop", 100))]
+    monkeypatch.setattr(mod, "rows", lambda directory: runs)
+    mod.reductions("unused")
+    out = capsys.readouterr().out
+    assert "| 0.5 | mp+lfu+drop | - | (none missed) | +50 % | - | - |" in out
+    assert "| 0.5 | mp+lfu+drop (rep 1) | - | (none missed) | +75 % | - | - |" in out
