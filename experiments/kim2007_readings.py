@@ -19,7 +19,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
-  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f}_<reading>.toml (Fig. 10)
+  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_drop}_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
   python experiments/kim2007_readings.py mtable RESULTS...  # Fig. 10's multicast table of finished runs
@@ -309,7 +309,7 @@ MHEADER = """# Kim et al. 2007, Fig. {fig} on the paper's set-up under the "{rea
 
 
 def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time: str, measured: str,
-                    engines=ENGINES) -> Path:
+                    engines=ENGINES, extra: dict[str, str] | None = None) -> Path:
     """Fig. 10a-e (*fig* "10": the four replication engines) or Fig. 10f ("10f": the four policies)."""
     topology = "kim2007_15"
     f = factors(topology)[reading]
@@ -336,6 +336,8 @@ def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time:
         rows = list(POLICIES.values())
         its = (f"policy = {toml_list([r[0] for r in rows])}\nbwopts = {toml_list([r[1] for r in rows])}\n"
                f"rtsls = {toml_list([r[2] for r in rows])}\npriority = {toml_list([r[3] for r in rows])}\n")
+    if extra:
+        what += "# Besides: " + ", ".join(f"{k} = {v}" for k, v in extra.items()) + ".\n"
     text = MHEADER.format(fig=fig, reading=reading, f=f, warmup=warmup, measured=measured, what=what, name=name)
     text += f"""
 [experiment]
@@ -351,7 +353,7 @@ together = {together}
 "**.routing" = "spf"
 "**.multicastGroups" = "{multicast_groups(15)}"
 "**.realtimeMulticast" = "0.2"
-{params}"**.load" = "${{beload}}"
+{params}{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}"**.load" = "${{beload}}"
 "**.realtimeLoad" = "${{rtload}}"
 
 [iterations]
@@ -370,7 +372,7 @@ reading = ["{reading}"]
 def multicast(reading: str) -> None:
     """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*; the window
     check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms); the
-    central buffer's size (kim2007_paper_fig10_cbuf_<reading>)."""
+    central buffer's size (kim2007_paper_fig10_cbuf_<reading>); SPF+Drop (kim2007_paper_fig10_drop_<reading>)."""
     print(write_multicast(f"kim2007_paper_fig10_{reading}", reading, "10", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
                           "30ms", "180ms", "150 ms"))
     print(write_multicast(f"kim2007_paper_fig10f_{reading}", reading, "10f", [0.2, 0.4, 0.5, 0.6],
@@ -381,6 +383,10 @@ def multicast(reading: str) -> None:
     # the central buffer's size: 16384 B (the default, 3276 B per output port's FIFO), 8192 B and 65536 B
     print(write_multicast(f"kim2007_paper_fig10_cbuf_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("central-buffer size=8192", "central-buffer size=65536")))
+    # SPF+Drop instead of SPF (HLL, HV 2 as Figs. 7-9): does the routing choice change the ordering?
+    print(write_multicast(f"kim2007_paper_fig10_drop_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
+                          "150 ms", engines=("replicated-unicast", "asynchronous"),
+                          extra={"**.dropper": "hll", "**.dropperOptions": "hv=2"}))
 
 
 def seeds(reading: str) -> None:
