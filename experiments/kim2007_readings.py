@@ -19,7 +19,10 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
+  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_drop}_<reading>.toml
+  python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
+  python experiments/kim2007_readings.py mtable RESULTS...  # Fig. 10's multicast table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -91,7 +95,7 @@ def factors(name: str) -> dict[str, float]:
 HEADER = """# Kim et al. 2007, Fig. {fig} schemes under the "{reading}" reading of the injection rate (issue 32),
 # written by experiments/kim2007_readings.py (do not edit): factor f = {f:.4f} on {topology}, so the paper's
 # injection rate L offers f x L of a host's link, {rt}:{be} real time : best effort.  Window:
-# {warmup} of warm-up, {measured} measured, one seed.  Otherwise as experiments/kim2007_fig{fig}.toml.
+# {warmup} of warm-up, {measured} measured, {seeds}.  Otherwise as experiments/kim2007_fig{fig}.toml.
 #
 #   ibfabric sweep experiments/{name}.toml --jobs 1
 #   python experiments/kim2007_readings.py table results/{name}
@@ -120,7 +124,7 @@ def toml_list(xs) -> str:
 
 
 def write(name: str, reading: str, topology: str, fig: int, loads, schemes, warmup: str, time: str,
-          measured: str, hvs=None) -> Path:
+          measured: str, hvs=None, repeat: int = 1) -> Path:
     f = factors(topology)[reading]
     rt, be = (70, 30) if fig in (7, 9) else (30, 70)
     rows = [SCHEMES[s] for s in schemes]
@@ -130,7 +134,8 @@ def write(name: str, reading: str, topology: str, fig: int, loads, schemes, warm
         rows = [r for r in rows for _ in hvs]
         dropopts = [f"hv={hv}" for _ in range(len(schemes) // len(hvs)) for hv in hvs]
     text = HEADER.format(fig=fig, reading=reading, f=f, topology=topology, rt=rt, be=be, warmup=warmup,
-                         measured=measured, name=name)
+                         measured=measured, name=name,
+                         seeds="one seed" if repeat == 1 else f"{repeat} seeds (repetitions 0-{repeat - 1})")
     text += f"""
 [experiment]
 name = "{name}"
@@ -138,7 +143,7 @@ topology = "{topology}"
 config = "kim2007-traffic"
 time = "{time}"
 warmup = "{warmup}"
-repeat = 1
+repeat = {repeat}
 together = [["scheme", "routing", "options", "dropper", "dropopts", "selector", "adaptive", "sourcepath"],
             ["load", "offered", "rtload", "beload"]]
 
@@ -262,6 +267,136 @@ def deadlock(reading: str) -> None:
                 ["mp+lfu", "mp+lfu/source", "mp+lfu/adaptive"], "30ms", "180ms", "150 ms"))
 
 
+GROUP_SIZES = (2, 4, 2)  # §5.2: "three groups each with two or four multicast members"
+ENGINES = ("replicated-unicast", "synchronous", "asynchronous", "central-buffer")  # Fig. 10a-e, §5.2's order
+POLICIES = {  # Fig. 10f (§5.2, asynchronous replication): multicastBandwidth, its options, realtimeSLs, slPriority
+    "shared": ("shared", "", 11, "4 5 6 7 8 9 10 11 12 13 14 0 1 2 3"),
+    "separate": ("separate", "vls=6 sl=9", 5, "4 9 5 10 6 11 7 12 8 13 14 0 1 2 3"),
+    "linear": ("linear", "vls=6 sl=9", 5, "4 9 5 10 6 11 7 12 8 13 14 0 1 2 3"),
+    "logarithmic": ("logarithmic", "vls=6 sl=9", 5, "4 9 5 10 6 11 7 12 8 13 14 0 1 2 3"),
+}
+
+
+def multicast_groups(hosts: int, seed: int = 2007) -> str:
+    """Fig. 10's groups: 2, 4 and 2 of the *hosts* drawn without replacement by ``random.Random(seed)``.
+
+    The paper names neither the members nor how it chose them; the seed is the fabric's own (2007), fixed
+    before any run.  Every host sends to every group (source-based trees: 3 x hosts MLIDs per switch, the
+    paper's "3 x 15 entries").
+    """
+    drawn = random.Random(seed).sample(range(hosts), sum(GROUP_SIZES))
+    out, at = [], 0
+    for i, k in enumerate(GROUP_SIZES):
+        members = " ".join(str(h) for h in sorted(drawn[at:at + k]))
+        out.append(f"g{i + 1}: {members} senders=*")
+        at += k
+    return "; ".join(out)
+
+
+MHEADER = """# Kim et al. 2007, Fig. {fig} on the paper's set-up under the "{reading}" reading of the injection rate
+# (issue 32), written by experiments/kim2007_readings.py (do not edit): kim2007_15 (15 five-port switches,
+# one host each), config kim2007-traffic (Table 1's switch: 4200 B input + 4200 B output buffers per VL;
+# real time on SLs = VLs 4-14, best effort 0-3, control VL15).  f = {f:.4f}: the paper's injection rate L
+# offers f x L of a host's link, 70:30 real time : best effort; 20 % of each host's MPEG-2 streams go
+# frame by frame to one of three groups of 2, 4 and 2 members (multicast_groups(15): drawn by seed 2007),
+# every host a sender (source-based trees along the unicast routes).  Routing: SPF (§5.2 names none; SPF
+# is the paper's default forwarding, deadlock-free on kim2007_15).  Window: {warmup} of warm-up,
+# {measured} measured, one seed.
+{what}#
+#   ibfabric sweep experiments/{name}.toml --jobs 1
+#   python experiments/kim2007_readings.py mtable results/{name}
+"""
+
+
+def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time: str, measured: str,
+                    engines=ENGINES, extra: dict[str, str] | None = None) -> Path:
+    """Fig. 10a-e (*fig* "10": the four replication engines) or Fig. 10f ("10f": the four policies)."""
+    topology = "kim2007_15"
+    f = factors(topology)[reading]
+    if fig == "10":
+        what = "# Fig. 10a-e: replicated unicast, synchronous, asynchronous, central buffer (quota=auto).\n"
+        together = '[["load", "offered", "rtload", "beload"]]'
+        params = '"**.replication" = "${engine}"\n'
+        its = f"engine = {toml_list(engines)}\n"
+        if any(" " in e for e in engines):  # "ENGINE OPTIONS": replicationOptions per engine
+            together = '[["load", "offered", "rtload", "beload"], ["engine", "replication", "replopts"]]'
+            params = '"**.replication" = "${replication}"\n"**.replicationOptions" = "${replopts}"\n'
+            its += (f"replication = {toml_list([e.split(' ', 1)[0] for e in engines])}\n"
+                    f"replopts = {toml_list([e.split(' ', 1)[1] if ' ' in e else '' for e in engines])}\n")
+    else:
+        what = ("# Fig. 10f: asynchronous replication under four bandwidth policies: shared (multicast on the\n"
+                "# unicast real-time VLs, copies first), separate, linear, logarithmic (multicast on SLs/VLs\n"
+                "# 9-14, two per group, unicast real time on 4-8: the paper's 6 : 5; VL weights 64 x 1, x members,\n"
+                "# x (1 + ln members)).\n")
+        together = ('[["load", "offered", "rtload", "beload"], '
+                    '["policy", "bwopts", "rtsls", "priority"]]')
+        params = ('"**.replication" = "asynchronous"\n"**.multicastBandwidth" = "${policy}"\n'
+                  '"**.multicastBandwidthOptions" = "${bwopts}"\n"**.realtimeSLs" = "${rtsls}"\n'
+                  '"**.slPriority" = "${priority}"\n')
+        rows = list(POLICIES.values())
+        its = (f"policy = {toml_list([r[0] for r in rows])}\nbwopts = {toml_list([r[1] for r in rows])}\n"
+               f"rtsls = {toml_list([r[2] for r in rows])}\npriority = {toml_list([r[3] for r in rows])}\n")
+    if extra:
+        what += "# Besides: " + ", ".join(f"{k} = {v}" for k, v in extra.items()) + ".\n"
+    text = MHEADER.format(fig=fig, reading=reading, f=f, warmup=warmup, measured=measured, what=what, name=name)
+    text += f"""
+[experiment]
+name = "{name}"
+topology = "{topology}"
+config = "kim2007-traffic"
+time = "{time}"
+warmup = "{warmup}"
+repeat = 1
+together = {together}
+
+[parameters]
+"**.routing" = "spf"
+"**.multicastGroups" = "{multicast_groups(15)}"
+"**.realtimeMulticast" = "0.2"
+{params}{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}"**.load" = "${{beload}}"
+"**.realtimeLoad" = "${{rtload}}"
+
+[iterations]
+# load: the paper's injection rate; offered: f x load, a fraction of a host's link
+load = {toml_list(loads)}
+offered = {toml_list([round(f * x, 5) for x in loads])}
+rtload = {toml_list([round(f * x * 0.7, 5) for x in loads])}
+beload = {toml_list([round(f * x * 0.3, 5) for x in loads])}
+reading = ["{reading}"]
+{its}"""
+    path = HERE / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+def multicast(reading: str) -> None:
+    """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*; the window
+    check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms); the
+    central buffer's size (kim2007_paper_fig10_cbuf_<reading>); SPF+Drop (kim2007_paper_fig10_drop_<reading>)."""
+    print(write_multicast(f"kim2007_paper_fig10_{reading}", reading, "10", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+                          "30ms", "180ms", "150 ms"))
+    print(write_multicast(f"kim2007_paper_fig10f_{reading}", reading, "10f", [0.2, 0.4, 0.5, 0.6],
+                          "30ms", "180ms", "150 ms"))
+    # the window check: twice the measured time at the two highest loads
+    print(write_multicast(f"kim2007_paper_fig10_long_{reading}", reading, "10", [0.5, 0.6], "30ms", "330ms",
+                          "300 ms", engines=("replicated-unicast", "asynchronous")))
+    # the central buffer's size: 16384 B (the default, 3276 B per output port's FIFO), 8192 B and 65536 B
+    print(write_multicast(f"kim2007_paper_fig10_cbuf_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
+                          "150 ms", engines=("central-buffer size=8192", "central-buffer size=65536")))
+    # SPF+Drop instead of SPF (HLL, HV 2 as Figs. 7-9): does the routing choice change the ordering?
+    print(write_multicast(f"kim2007_paper_fig10_drop_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
+                          "150 ms", engines=("replicated-unicast", "asynchronous"),
+                          extra={"**.dropper": "hll", "**.dropperOptions": "hv=2"}))
+
+
+def seeds(reading: str) -> None:
+    """Figs. 7 and 8's key points (0.4-0.6; SPF, Multipath+LFU+Drop) for two seeds: repetition 0 is the run of
+    kim2007_paper_fig{7,8}_<reading>.toml (same parameters, same seed), repetition 1 a second seed."""
+    for fig in (7, 8):
+        print(write(f"kim2007_paper_seeds_fig{fig}_{reading}", reading, "kim2007_15", fig, [0.4, 0.5, 0.6],
+                    ["spf", "mp+lfu+drop"], "30ms", "180ms", "150 ms", repeat=2))
+
+
 def table(dirs: list[str]) -> None:
     head = ["reading", "load", "scheme"] + [c for c, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
@@ -270,9 +405,84 @@ def table(dirs: list[str]) -> None:
         found = rows(d)
         order = list(SCHEMES)
         for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r["scheme"].split("@")[0]),
-                                              r["scheme"])):
-            print("| " + " | ".join([r.get("reading", "host"), r["load"], r["scheme"]]
+                                              r["scheme"], int(r.get("repetition", 0)))):
+            scheme = r["scheme"] if r.get("repetition", "0") == "0" else f"{r['scheme']} (rep {r['repetition']})"
+            print("| " + " | ".join([r.get("reading", "host"), r["load"], scheme]
                                     + [cell(r, k) for _, k in COLUMNS]) + " |")
+
+
+def _num(run: dict, key: str) -> float | None:
+    v = run.get(key, "")
+    return None if v in ("", "None", "nan") else float(v)
+
+
+def _pooled(run: dict, names: list[str]) -> tuple[float, float | None]:
+    """(count, mean) pooled over the statistics *names* (each with ``_count`` and ``_mean``)."""
+    n = total = 0.0
+    for name in names:
+        c, m = _num(run, f"{name}_count"), _num(run, f"{name}_mean")
+        if c and m is not None:
+            n += c
+            total += c * m
+    return n, (total / n if n else None)
+
+
+def multicast_cells(run: dict) -> dict[str, float | None]:
+    """Fig. 10's figures of one run (latencies in ns).
+
+    multicast: to the group's last member, pooled over the groups; member: every member's copy; unicast: the
+    real-time class less the members' copies (count x mean of each), by difference: the class counts copies
+    delivered in the window, the groups those created in it, so the two agree only below saturation (the
+    Fig. 10f table checks it against the unicast SLs where they are separate); unicast SLs: SLs 4-8, the
+    unicast real time of policies 2-4 exactly.
+    """
+    groups = sorted({k.split("_")[2] for k in run if k.startswith("multicast_groups_g")})
+    _, last = _pooled(run, [f"multicast_groups_{g}_latency" for g in groups])
+    nm, member = _pooled(run, [f"multicast_groups_{g}_member_latency" for g in groups])
+    nr, rt = _pooled(run, ["real_time_latency"])
+    unicast = (nr * rt - nm * member) / (nr - nm) if rt is not None and member is not None and nr > nm else None
+    _, uni_sls = _pooled(run, [f"sl{s}_latency" for s in range(4, 9)])
+    sent = sum(_num(run, f"multicast_groups_{g}_packets") or 0 for g in groups)
+    complete = sum(_num(run, f"multicast_groups_{g}_complete") or 0 for g in groups)
+    return {"multicast": last, "member": member, "real time": rt, "unicast": unicast, "unicast SLs": uni_sls,
+            "complete": complete / sent if sent else None}
+
+
+MCOLUMNS = (("status", None), ("offered", "offered_load"), ("accepted", "accepted_load"),
+            ("DMP", "realtime_dmp"), ("DMT (ms)", "realtime_dmt_ns"), ("multicast DMP", "realtime_multicast_dmp"),
+            ("multicast (us)", "multicast"), ("member (us)", "member"), ("real time (us)", "real time"),
+            ("unicast real time (us)", "unicast"), ("control (us)", "control_latency_mean"),
+            ("best effort (us)", "best_effort_latency_mean"), ("copies", "multicast_copies"),
+            ("complete", "complete"), ("max link", "link_utilisation_max"), ("run s", "wall_s"))
+
+
+def mtable(dirs: list[str]) -> None:
+    """Fig. 10's table: one row per run, by load and then the engines' or the policies' order."""
+    for d in dirs:
+        found = rows(d)
+        policies = any("policy" in r for r in found)
+        by = "policy" if policies else "engine"
+        order = list(POLICIES) if policies else list(ENGINES)
+        cols = list(MCOLUMNS)
+        if policies:
+            cols.insert(cols.index(("control (us)", "control_latency_mean")), ("unicast SLs 4-8 (us)", "unicast SLs"))
+        head = ["load", by] + [c for c, _ in cols]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r[by].split(" ")[0]), r[by])):
+            mc = multicast_cells(r)
+            cells = []
+            for _, key in cols:
+                if key in mc:
+                    v = mc[key]
+                    cells.append("-" if v is None else f"{v:.3f}" if key == "complete" else f"{v / 1000:,.1f}")
+                elif key == "multicast_copies":
+                    cells.append(f"{float(r.get(key) or 0):,.0f}")
+                else:
+                    cells.append(cell(r, key))
+            if policies and r[by] == "shared":  # SLs 4-8 carry multicast too under the shared policy
+                cells[[k for _, k in cols].index("unicast SLs")] = "(shared)"
+            print("| " + " | ".join([r["load"], r[by]] + cells) + " |")
 
 
 REDUCED = (("DMP", "realtime_dmp"), ("DMT", "realtime_dmt_ns"), ("real time", "real_time_latency_mean"),
@@ -286,13 +496,15 @@ def reductions(directory: str, base: str = "spf") -> None:
     head = ["load", "scheme"] + [f"{c} reduction" for c, _ in REDUCED]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for load in sorted({r["load"] for r in found}, key=float):
-        at = {r["scheme"]: r for r in found if r["load"] == load}
+    points = sorted({(r["load"], r.get("repetition", "0")) for r in found}, key=lambda x: (float(x[0]), int(x[1])))
+    for load, rep in points:  # each repetition against the base of the same repetition (the same seed)
+        at = {r["scheme"]: r for r in found if r["load"] == load and r.get("repetition", "0") == rep}
         if base not in at:
             continue
         for scheme in sorted(at, key=lambda s: order.index(s.split("@")[0])):
             if scheme == base:
                 continue
+            label = scheme if rep == "0" else f"{scheme} (rep {rep})"
             cells = []
             for _, key in REDUCED:
                 b, x = at[base].get(key, ""), at[scheme].get(key, "")
@@ -303,7 +515,7 @@ def reductions(directory: str, base: str = "spf") -> None:
                     cells.append("- (SPF 0)" if ok(b) else "-")
                 else:
                     cells.append(f"{100 * (1 - float(x) / float(b)):+.0f} %")
-            print("| " + " | ".join([load, scheme] + cells) + " |")
+            print("| " + " | ".join([load, label] + cells) + " |")
 
 
 def deadlocks(dirs: list[str]) -> None:
@@ -320,7 +532,7 @@ def deadlocks(dirs: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks"):
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -336,6 +548,12 @@ def main(argv: list[str]) -> int:
         deadlock(argv[1])
     elif argv[0] == "fig9screen":
         fig9screen(argv[1])
+    elif argv[0] == "multicast":
+        multicast(argv[1])
+    elif argv[0] == "seeds":
+        seeds(argv[1])
+    elif argv[0] == "mtable":
+        mtable(argv[1:])
     elif argv[0] == "deadlocks":
         deadlocks(argv[1:])
     elif argv[0] == "reductions":

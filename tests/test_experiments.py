@@ -100,14 +100,18 @@ def test_alfaro2001_summary_and_bad_retries():
     assert bad.returncode != 0 and "--retries must be >= 1" in bad.stderr
 
 
-def test_kim2007_readings_factors():
-    """The injection-rate readings of experiments/kim2007_readings.py, computed from kim2007_15 (issue 32)."""
+def kim2007_readings():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("kim2007_readings", ROOT / "experiments" / "kim2007_readings.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    f = mod.factors("kim2007_15")
+    return mod
+
+
+def test_kim2007_readings_factors():
+    """The injection-rate readings of experiments/kim2007_readings.py, computed from kim2007_15 (issue 32)."""
+    f = kim2007_readings().factors("kim2007_15")
     # SPF's busiest link carries 42 of the 15 x 14 routes: 3.0 x a host's rate; the sparsest cut is a balanced
     # 2-link cut (7 | 8 switches): 2 x 14 / (7 x 8) = 0.5
     assert f == {"host": 1.0, "spf": 1 / 3, "cut": 0.5, "bisection": 0.5, "bytens": 4 / 15, "vl": 1 / 16}
@@ -198,3 +202,53 @@ def test_bermudez2006_dr_reduced_subnets():
     # on the whole subnet DR renames no host and its tables are FERa's
     c = mod.compare(g)
     assert c["dr"]["renamed"] == 0 and c["differing_entries"] == 0 and c["dr"]["mean_hops"] == c["fera"]["mean_hops"]
+
+
+def test_kim2007_fig10_files_are_the_generators():
+    """Fig. 10's experiment files: the groups drawn by seed 2007 (2, 4 and 2 of the 15 hosts, every host a
+    sender), the cut reading's loads, and the four engines or policies (issue 32)."""
+    import tomllib
+
+    mod = kim2007_readings()
+    groups = mod.multicast_groups(15)
+    assert groups == "g1: 3 12 senders=*; g2: 1 6 9 10 senders=*; g3: 2 5 senders=*"
+    for name, key, values in (("kim2007_paper_fig10_cut", "engine", list(mod.ENGINES)),
+                              ("kim2007_paper_fig10f_cut", "policy", list(mod.POLICIES))):
+        exp = tomllib.loads((ROOT / "experiments" / f"{name}.toml").read_text())
+        assert exp["experiment"]["topology"] == "kim2007_15" and exp["experiment"]["config"] == "kim2007-traffic"
+        assert exp["parameters"]["**.multicastGroups"] == groups
+        assert exp["parameters"]["**.routing"] == "spf"
+        it = exp["iterations"]
+        assert it[key] == values
+        for load, offered, rt, be in zip(it["load"], it["offered"], it["rtload"], it["beload"]):
+            assert offered == pytest.approx(0.5 * load) and rt == pytest.approx(0.7 * offered)
+            assert be == pytest.approx(0.3 * offered)
+
+
+def test_kim2007_multicast_cells():
+    """mtable's figures: group latencies pooled by count; unicast real time = the class less the members' copies."""
+    run = {"multicast_groups_g1_latency_count": "1", "multicast_groups_g1_latency_mean": "100",
+           "multicast_groups_g2_latency_count": "3", "multicast_groups_g2_latency_mean": "300",
+           "multicast_groups_g1_member_latency_count": "2", "multicast_groups_g1_member_latency_mean": "90",
+           "multicast_groups_g2_member_latency_count": "2", "multicast_groups_g2_member_latency_mean": "110",
+           "multicast_groups_g1_packets": "4", "multicast_groups_g1_complete": "3",
+           "multicast_groups_g2_packets": "6", "multicast_groups_g2_complete": "6",
+           "real_time_latency_count": "10", "real_time_latency_mean": "70",
+           "sl4_latency_count": "5", "sl4_latency_mean": "40", "sl5_latency_count": "1", "sl5_latency_mean": "100"}
+    c = kim2007_readings().multicast_cells(run)
+    assert c["multicast"] == (100 + 900) / 4 and c["member"] == 100
+    assert c["unicast"] == (700 - 400) / 6  # 10 real-time deliveries, 4 of them members' copies
+    assert c["unicast SLs"] == 50 and c["complete"] == 0.9
+
+
+def test_kim2007_reductions_per_repetition(monkeypatch, capsys):
+    """Each repetition's schemes are reduced against SPF of the same repetition (the same seed)."""
+    mod = kim2007_readings()
+    runs = [{"load": "0.5", "repetition": rep, "scheme": scheme, "status": "ok", "real_time_latency_mean": str(x)}
+            for rep, scheme, x in (("0", "spf", 200), ("0", "mp+lfu+drop", 100), ("1", "spf", 400),
+                                   ("1", "mp+lfu+drop", 100))]
+    monkeypatch.setattr(mod, "rows", lambda directory: runs)
+    mod.reductions("unused")
+    out = capsys.readouterr().out
+    assert "| 0.5 | mp+lfu+drop | - | (none missed) | +50 % | - | - |" in out
+    assert "| 0.5 | mp+lfu+drop (rep 1) | - | (none missed) | +75 % | - | - |" in out
