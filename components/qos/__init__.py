@@ -556,6 +556,7 @@ def establish(
     packet_size: int = 256,
     overhead: int = 0,
     retries: int = 100,
+    redraw: str = "all",
 ) -> Establishment:
     """Request connections until *n* are established or an SL runs out of retries (§5.2).
 
@@ -564,6 +565,10 @@ def establish(
     destination (uniformly among the hosts) and a bandwidth (uniformly in
     the SL's range) and asks *admission* for it.  An SL gets *retries*
     attempts for each connection; when they all fail, establishment ends.
+    A retry draws a new request (``redraw='all'``), or new endpoints for
+    the same bandwidth (``redraw='endpoints'``): the paper does not say
+    which, and only the first favours the smaller bandwidths of a range
+    as the links fill up.
 
     Parameters
     ----------
@@ -577,6 +582,9 @@ def establish(
         Of the connections' packets (see :class:`Connection`).
     retries : int
         Attempts per connection before giving up.
+    redraw : {'all', 'endpoints'}
+        What a retry draws anew: source, destination and bandwidth, or the
+        source and destination only.
 
     Returns
     -------
@@ -586,6 +594,8 @@ def establish(
         raise ConfigError(f"need n >= 0 connections and retries >= 1 (got n={n}, retries={retries})")
     if admission.num_hosts < 2:
         raise ConfigError("connections need at least two hosts")
+    if redraw not in ("all", "endpoints"):
+        raise ConfigError(f"'redraw' must be one of (all, endpoints) (got {redraw!r})")
     sls = sorted(int(s) for s in ranges)
     for sl in sls:
         lo, hi = ranges[sl]
@@ -600,11 +610,13 @@ def establish(
     while len(made) < n:
         sl = sls[k % len(sls)]
         lo, hi = ranges[sl]
+        bw = None
         for _ in range(retries):
             src = int(rng.integers(nh))
             dst = int(rng.integers(nh - 1))
             dst += dst >= src
-            bw = float(rng.uniform(lo, hi))
+            if bw is None or redraw == "all":
+                bw = float(rng.uniform(lo, hi))
             attempts[sl] += 1
             res = admission.connect(src, dst, bw, sl=sl, packet_size=packet_size, overhead=overhead)
             if isinstance(res, Connection):
