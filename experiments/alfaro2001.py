@@ -7,7 +7,10 @@ first) for the irregular, hypercube and mesh networks and both packet sizes,
 on 1x links; with ``--width 4x`` and ``--width 12x`` the same for Appendix A
 (Tables 3 and 4, Figs. 13-21 and 22-30).  The admission tables are run with
 the strict admission (slots and the 64 table entries) and with the
-bandwidth-only one (slots only).  The model and the scaled windows are in
+bandwidth-only one (slots only).  ``--variants`` runs the bandwidth-only admission at
+every width under each reading of the text that could change Tables 3-4
+(:data:`VARIANTS`) and reports, per SL, the slots a connection takes against
+its exact share of the frame (the rounding loss).  The model and the scaled windows are in
 ``experiments/alfaro2001.toml``; ``experiments/README.md`` has the numbers next
 to the paper's.
 
@@ -17,6 +20,9 @@ to the paper's.
     python experiments/alfaro2001.py --width 4x       # Appendix A at 4x; writes results/alfaro2001_4x.json
     python experiments/alfaro2001.py --summary        # Tables 2-4 side by side, strict and bandwidth-only admission
     python experiments/alfaro2001.py --only table2    # admission only, about a minute
+    python experiments/alfaro2001.py --variants --jobs 1   # Appendix A's admission under each reading of VARIANTS
+    python experiments/alfaro2001.py --only table2 --width 4x --rounding none   # one reading (also --redraw,
+                                                      # --host-be-share, --ranges)
     python experiments/alfaro2001.py --quick          # short windows: a smoke test of the whole pipeline
     python experiments/alfaro2001.py --report         # the tables of an existing results file
     python experiments/alfaro2001.py --plot           # also draw the figures (needs the 'plot' extra)
@@ -139,22 +145,136 @@ def times(cfg: dict[str, Any], size: int, quick: bool, width: str = "1x") -> dic
 # -------------------------------------------------------------------- jobs
 
 
+#: The readings of the text that Appendix A's admission is run with (``--variants``; each is also a
+#: flag): name -> (flag, what it changes).  "main" is the reading of the main runs.
+VARIANTS = {
+    "main": ("", "the main runs: ranges as printed, slots rounded up per connection, a retry redraws "
+                  "endpoints and bandwidth, host links 80 %"),
+    "rounding-none": ("--rounding none", "no rounding: a connection takes its exact fraction of the frame"),
+    "redraw-endpoints": ("--redraw endpoints", "a retry keeps the request's bandwidth, draws new endpoints"),
+    "host-links-100": ("--host-be-share 0", "no BE share on the host links (both ends): hosts held to 100 %"),
+    "ranges-scaled": ("--ranges scaled", "every SL's range times the link rate / 2.5 Gb/s"),
+    "ranges-sl2-1.55": ("--ranges sl2-1.55", "SL 2 from 1.55 Mb/s (its category of section 4.1) to 64 Mb/s"),
+}
+
+
+def sl_ranges(reading: str, rate: float) -> dict[int, tuple[float, float]]:
+    """The SLs' bandwidth ranges under a reading of section 5.2: ``paper`` (as printed), ``scaled``
+    (times *rate* / 2.5 Gb/s: the same share of every link width) or ``sl2-1.55`` (SL 2 from 1.55 Mb/s)."""
+    from ibfabric.components.qos import PAPER_RANGES
+
+    if reading == "paper":
+        return dict(PAPER_RANGES)
+    if reading == "scaled":
+        k = rate / 2.5e9
+        return {sl: (lo * k, hi * k) for sl, (lo, hi) in PAPER_RANGES.items()}
+    if reading == "sl2-1.55":
+        return {**PAPER_RANGES, 2: (1.55e6, PAPER_RANGES[2][1])}
+    raise SystemExit(f"error: unknown --ranges {reading!r} (valid: paper, scaled, sl2-1.55)")
+
+
 def _admission_row(sim, cfg: dict[str, Any], size: int, tried: int, mode: str) -> dict[str, Any]:
-    """A fresh set of tables, admission *mode*'s options, and the paper's establishment of *tried*."""
+    """A fresh set of tables, admission *mode*'s options, and the paper's establishment of *tried*.
+
+    ``[admission]`` may carry a reading of the text (``--variants``): ``redraw``, ``ranges``,
+    ``host_be_share`` (the BE share of both ports of every host link) and ``options.rounding``.
+    """
     from ibfabric.components.qos import Admission, establish
     from ibfabric.kernel import module_rng
 
     adm_cfg = cfg["admission"]
     options = {**adm_cfg.get("options", {}), **adm_cfg.get("modes", {}).get(mode, {})}
-    policy = sim.plugins.arbitration_policies[adm_cfg["policy"]](options)
+    policies = sim.plugins.arbitration_policies
+    policy = policies[adm_cfg["policy"]](options)
     adm = Admission(sim.tables, policy)
-    # the generator QosNetwork.establish uses, so traffic runs get these very connections
-    est = establish(adm, tried, module_rng(sim.seed, "qos:establish"), packet_size=size, retries=adm_cfg["retries"])
     rate = sim.hosts[0].tx[sim.hosts[0].first_port].link.rate
+    if adm_cfg.get("host_be_share") is not None:
+        host_policy = policies[adm_cfg["policy"]]({**options, "be_share": adm_cfg["host_be_share"]})
+        hosts = {int(h) for h in adm.hosts}
+        g = adm.fabric
+        for node, port in list(adm.ports):
+            if node in hosts or int(g.peer_node[node, port]) in hosts:
+                adm.ports[(node, port)] = host_policy.new_port(float(g.port_rate[node, port]), adm.classes,
+                                                               adm.port_name(node, port))
+    # the generator QosNetwork.establish uses, so traffic runs get these very connections
+    ranges = sl_ranges(adm_cfg.get("ranges", "paper"), rate)
+    est = establish(adm, tried, module_rng(sim.seed, "qos:establish"), packet_size=size, retries=adm_cfg["retries"],
+                    ranges=ranges, redraw=adm_cfg.get("redraw", "all"))
     return {"tried": tried, "established": est.established, "per_sl": est.accepted,
             "attempts": est.attempts, "exhausted_sl": est.exhausted_sl,
             "requested_load": sum(c.bandwidth for c in est.connections) / (len(sim.hosts) * rate),
-            "rejections": dict(adm.rejections), "tables": _table_use(adm)}
+            "rejections": dict(adm.rejections), "tables": _table_use(adm),
+            "slots": slot_use(adm, est.connections, ranges, rate)}
+
+
+def slot_use(adm, connections, ranges, rate: float) -> dict[str, Any]:
+    """What the established connections take of the host interfaces' frames, against their bandwidth.
+
+    Per SL: connections, their mean bandwidth against the mean of the SL's range (below 1: the retries
+    favoured the smaller requests), the mean slots a connection takes on a host interface, its exact
+    share ``B / B_link x 16320`` and the difference (the rounding loss, in slots and as a share of the
+    slots).  Over the host interfaces (means): the frame's slots reserved for connections, their exact
+    share, the rounding loss as a share of the frame, and the mean bandwidth per established connection.
+    """
+    from fractions import Fraction
+
+    import numpy as np
+
+    from ibfabric.components.qos import SLOTS_PER_FRAME
+
+    hosts = [adm.ports[(int(h), adm.fabric.ports(int(h))[0])] for h in adm.hosts]
+    per_sl = {}
+    for sl in sorted(ranges):
+        bws = [c.bandwidth for c in connections if c.sl == sl]
+        if not bws:
+            continue
+        lo, hi = ranges[sl]
+        taken = [float(hosts[0].slots(b)) for b in bws]
+        exact = [b / rate * SLOTS_PER_FRAME for b in bws]
+        loss = sum(taken) - sum(exact)
+        per_sl[str(sl)] = {"connections": len(bws), "mean_bandwidth_bps": float(np.mean(bws)),
+                           "range_mean_bps": (lo + hi) / 2, "mean_over_range_mean": float(np.mean(bws)) / ((lo + hi) / 2),
+                           "slots_per_connection": float(np.mean(taken)), "exact_slots_per_connection": float(np.mean(exact)),
+                           "rounding_loss_slots_per_connection": loss / len(bws),
+                           "rounding_loss_share_of_slots": loss / sum(taken)}
+    used = [float(p.connection_slots()) for p in hosts]
+    exact = [float(p.exact_slots()) for p in hosts]
+    n = len(connections)
+    return {"per_sl": per_sl,
+            "host_connection_slots_mean": float(np.mean(used)), "host_exact_slots_mean": float(np.mean(exact)),
+            "host_rounding_loss_share_of_frame": float(np.mean(used) - np.mean(exact)) / SLOTS_PER_FRAME,
+            "mean_bandwidth_per_connection_bps": sum(c.bandwidth for c in connections) / n if n else None}
+
+
+def variants_job(cfg: dict[str, Any], name: str, width: str, variant: str) -> dict[str, Any]:
+    """The bandwidth-only admission of the largest number tried under one reading of :data:`VARIANTS`
+    (256-byte packets: admission does not depend on the packet size)."""
+    import copy
+
+    t0 = time.perf_counter()
+    cfg = variant_config(copy.deepcopy(cfg), variant)
+    sim = build(cfg, name, 256, width=width)
+    row = _admission_row(sim, cfg, 256, max(width_config(cfg, width)["tried"]), "bandwidth")
+    return {"kind": "variant", "variant": variant, "topology": name, "width": width, "row": row,
+            "wall_s": time.perf_counter() - t0}
+
+
+def variant_config(cfg: dict[str, Any], variant: str) -> dict[str, Any]:
+    """*cfg* with the admission of one reading of :data:`VARIANTS` (changed in place and returned)."""
+    adm = cfg["admission"]
+    if variant == "rounding-none":
+        adm["options"] = {**adm.get("options", {}), "rounding": "none"}
+    elif variant == "redraw-endpoints":
+        adm["redraw"] = "endpoints"
+    elif variant == "host-links-100":
+        adm["host_be_share"] = 0
+    elif variant == "ranges-scaled":
+        adm["ranges"] = "scaled"
+    elif variant == "ranges-sl2-1.55":
+        adm["ranges"] = "sl2-1.55"
+    elif variant != "main":
+        raise SystemExit(f"error: unknown variant {variant!r} (valid: {', '.join(VARIANTS)})")
+    return cfg
 
 
 def table2_job(cfg: dict[str, Any], name: str, size: int, width: str = "1x", fresh: bool = False) -> dict[str, Any]:
@@ -310,6 +430,113 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def variants_report(res: dict[str, Any]) -> str:
+    """The readings of :data:`VARIANTS` at every width: established connections beside the paper's, the
+    ratios of the widths' counts, the mean bandwidth per connection and per SL, and the rounding loss."""
+    jobs = {(r["variant"], r["width"], r["topology"]): r["row"] for r in res["jobs"] if r["kind"] == "variant"}
+    variants = [v for v in VARIANTS if any(k[0] == v for k in jobs)]
+    widths = [w for w in PAPER_TABLES if any(k[1] == w for k in jobs)]
+    topos = [t for t in ("irregular", "hypercube", "mesh") if any(k[2] == t for k in jobs)]
+    paper = {w: PAPER_TABLES[w][1] for w in widths}
+
+    def pap(w, t):  # the paper's two packet sizes at the largest number tried
+        return paper[w][(t, 256)][-1], paper[w][(t, 4096)][-1]
+
+    out = ["### Appendix A: readings of the text, bandwidth-only admission (ours / paper 256 B, 4096 B)\n",
+           "| reading | flag | link | " + " | ".join(topos) + " | ours / paper | requested load | mean Mb/s per connection "
+           "| host rounding loss (share of frame) | " + " / ".join(f"SL {s}" for s in range(4)) + ": mean / range mean |",
+           "|---" * (8 + len(topos)) + "|"]
+    for v in variants:
+        for w in widths:
+            rows = [jobs.get((v, w, t)) for t in topos]
+            if not all(rows):
+                continue
+            got = [r["established"] / p for r, t in zip(rows, topos) for p in pap(w, t)]
+            sl = [[r["slots"]["per_sl"].get(str(s), {}).get("mean_over_range_mean") for r in rows] for s in range(4)]
+            rng = lambda xs, d=3: f"{min(xs):.{d}f}-{max(xs):.{d}f}"
+            out.append(f"| {v} | {VARIANTS[v][0] or '-'} | {w} | "
+                       + " | ".join(f"{r['established']} / {'-'.join(map(str, pap(w, t)))}" for r, t in zip(rows, topos))
+                       + f" | {rng(got)} | {rng([r['requested_load'] for r in rows])} | "
+                       f"{rng([r['slots']['mean_bandwidth_per_connection_bps'] / 1e6 for r in rows], 1)} | "
+                       f"{rng([r['slots']['host_rounding_loss_share_of_frame'] for r in rows], 4)} | "
+                       + " / ".join(rng([x for x in xs if x is not None], 2) for xs in sl) + " |")
+    out.append("")
+    out.append("Counts relative to 1x (each topology's 4x or 12x count over its 1x count; the paper's over both "
+               "packet sizes):\n")
+    out.append("| reading | " + " | ".join(f"{w}/1x" for w in widths if w != "1x") + " |")
+    out.append("|---" * len(widths) + "|")
+
+    def ratio(num, den):
+        r = [n / d for n, d in zip(num, den)]
+        return f"{min(r):.2f}-{max(r):.2f}"
+
+    if "1x" in widths:
+        cells = []
+        for w in widths[1:]:
+            num = [paper[w][(t, s)][-1] for t in topos for s in (256, 4096)]
+            den = [paper["1x"][(t, s)][-1] for t in topos for s in (256, 4096)]
+            cells.append(ratio(num, den))
+        out.append("| paper | " + " | ".join(cells) + " |")
+        for v in variants:
+            cells = []
+            for w in widths[1:]:
+                if all((v, x, t) in jobs for x in ("1x", w) for t in topos):
+                    cells.append(ratio([jobs[(v, w, t)]["established"] for t in topos],
+                                       [jobs[(v, "1x", t)]["established"] for t in topos]))
+                else:
+                    cells.append("-")
+            out.append(f"| {v} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("Per SL at a host interface (mean over the topologies): slots a connection takes, its exact share, "
+               "and the rounding loss as a share of its slots:\n")
+    out.append("| reading | link | " + " | ".join(f"SL {s}" for s in range(4)) + " |")
+    out.append("|---" * 6 + "|")
+    for v in variants:
+        for w in widths:
+            rows = [jobs.get((v, w, t)) for t in topos]
+            if not all(rows):
+                continue
+            cells = []
+            for s in range(4):
+                d = [r["slots"]["per_sl"].get(str(s)) for r in rows]
+                if not all(d):
+                    cells.append("-")
+                    continue
+                m = lambda k: sum(x[k] for x in d) / len(d)
+                cells.append(f"{m('slots_per_connection'):.2f} / {m('exact_slots_per_connection'):.2f} "
+                             f"({m('rounding_loss_share_of_slots'):.1%})")
+            out.append(f"| {v} | {w} | " + " | ".join(cells) + " |")
+    if "1x" in widths:
+        out.append("")
+        out.append("The paper's own mean bandwidth per connection at 1x, Fig. 4's plateau (0.769 bytes/cycle/host "
+                   "at 256 B, 0.757 at 4096 B) times the 64 hosts' 2.5 Gb/s over Table 2's count, and the counts "
+                   "that mean gives at 4x and 12x if the hosts' links are as full as ours (our requested load "
+                   "at that width, same reading) against Tables 3-4 (predicted / paper, 256 B and 4096 B):\n")
+        out.append("| reading | paper's 1x mean, Mb/s | " + " | ".join(f"{w}: {t}" for w in widths[1:] for t in topos)
+                   + " | predicted / paper |")
+        out.append("|---" * (3 + len(topos) * (len(widths) - 1)) + "|")
+        rate = {"1x": 2.5e9, "4x": 10e9, "12x": 30e9}
+        mean1 = {(t, s): PAPER_FIG4[s] * 64 * 2.5e9 / PAPER_TABLE2[(t, s)][-1] for t in topos for s in (256, 4096)}
+        for v in variants:
+            if not all((v, w, t) in jobs for w in widths for t in topos):
+                continue
+            cells, ratios = [], []
+            for w in widths[1:]:
+                for t in topos:
+                    load = jobs[(v, w, t)]["requested_load"]
+                    pred = [load * 64 * rate[w] / mean1[(t, s)] for s in (256, 4096)]
+                    ratios += [x / paper[w][(t, s)][-1] for x, s in zip(pred, (256, 4096))]
+                    cells.append(" / ".join(f"{x:.0f}" for x in pred))
+            out.append(f"| {v} | {min(mean1.values()) / 1e6:.1f}-{max(mean1.values()) / 1e6:.1f} | " + " | ".join(cells)
+                       + f" | {min(ratios):.3f}-{max(ratios):.3f} |")
+    slow = [f"{k[0]} {k[1]} {k[2]}: {r['wall_s']:.0f} s" for r in res["jobs"] for k in [(r["variant"], r["width"],
+            r["topology"])] if r["wall_s"] >= 30]
+    out.append("")
+    out.append(f"Wall time: {res.get('wall_s', 0):.0f} s on {res.get('jobs_in_parallel', 1)} processes"
+               + (f" (jobs of 30 s or more: {', '.join(slow)})" if slow else ""))
+    return "\n".join(out)
+
+
 def summary(files: dict[str, Path]) -> str:
     """Tables 2-4 side by side at the largest number tried (strict and bandwidth-only), and their ratios,
     from one results file per width (the admission jobs of each)."""
@@ -379,6 +606,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topology", action="append", help="only these topologies")
     ap.add_argument("--packet-size", type=int, action="append", help="only these packet sizes")
     ap.add_argument("--retries", type=int, help="attempts per connection (default: [admission] retries)")
+    ap.add_argument("--rounding", choices=("ceil", "none"),
+                    help="admission tables: slots per connection rounded up (ceil, the paper's formula) or exact")
+    ap.add_argument("--redraw", choices=("all", "endpoints"),
+                    help="admission tables: what a retry draws anew (all: endpoints and bandwidth, the default)")
+    ap.add_argument("--host-be-share", type=float,
+                    help="admission tables: BE share of both ports of every host link (default: [admission] be_share)")
+    ap.add_argument("--ranges", choices=("paper", "scaled", "sl2-1.55"),
+                    help="admission tables: the SLs' bandwidth ranges (paper: as printed; scaled: times the link "
+                         "rate / 2.5 Gb/s; sl2-1.55: SL 2 from 1.55 Mb/s)")
+    ap.add_argument("--variants", action="store_true",
+                    help="Appendix A's readings (VARIANTS) at 1x, 4x and 12x, bandwidth-only admission; "
+                         "writes results/alfaro2001_variants.json")
+    ap.add_argument("--variant", action="append", choices=list(VARIANTS), help="with --variants: only these")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="windows 20 times shorter (a smoke test; numbers are noisy)")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
@@ -387,13 +627,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", action="store_true", help="draw Fig. 4 next to the results (needs matplotlib)")
     args = ap.parse_args(argv)
     if args.out is None:
-        args.out = RESULTS if args.width == "1x" else RESULTS.with_name(f"alfaro2001_{args.width}.json")
+        args.out = (RESULTS.with_name("alfaro2001_variants.json") if args.variants else
+                    RESULTS if args.width == "1x" else RESULTS.with_name(f"alfaro2001_{args.width}.json"))
     if args.summary:
         print(summary({"1x": RESULTS.with_name("alfaro2001_table2.json"), "4x": RESULTS.with_name("alfaro2001_4x.json"),
                        "12x": RESULTS.with_name("alfaro2001_12x.json")}))
         return 0
     if args.report:
         res = json.loads(args.out.read_text())
+        if res.get("kind") == "variants":
+            print(variants_report(res))
+            return 0
         print(report(res))
         if args.plot:
             plot(res, args.out.parent)
@@ -404,8 +648,37 @@ def main(argv: list[str] | None = None) -> int:
         if args.retries < 1:
             raise SystemExit(f"error: --retries must be >= 1 (got {args.retries})")
         cfg["admission"]["retries"] = args.retries
-    parts = set(args.only or ("table2", "fig4", "delay"))
+    reading = {"rounding": args.rounding, "redraw": args.redraw, "host_be_share": args.host_be_share,
+               "ranges": args.ranges}
+    if any(v is not None for v in reading.values()) and set(args.only or ()) != {"table2"}:
+        raise SystemExit("error: --rounding, --redraw, --host-be-share and --ranges change the admission tables "
+                         "only: add --only table2")
+    if args.rounding is not None:
+        cfg["admission"]["options"] = {**cfg["admission"].get("options", {}), "rounding": args.rounding}
+    for key in ("redraw", "host_be_share", "ranges"):
+        if reading[key] is not None:
+            cfg["admission"][key] = reading[key]
     topos = args.topology or list(cfg["topologies"])
+    if args.variants:
+        jobs = [(variants_job, (cfg, name, width, v)) for v in (args.variant or list(VARIANTS))
+                for width in cfg["widths"] for name in topos]
+        t0 = time.perf_counter()
+        results = []
+        with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for r in pool.map(_run, jobs):
+                results.append(r)
+                print(f"done {r['variant']} {r['width']} {r['topology']}: {r['row']['established']} "
+                      f"in {r['wall_s']:.1f} s", file=sys.stderr)
+        res = {"kind": "variants", "config": str(args.config.name), "retries": cfg["admission"]["retries"],
+               "variants": {v: {"flag": f, "what": w} for v, (f, w) in VARIANTS.items()},
+               "jobs_in_parallel": args.jobs, "wall_s": time.perf_counter() - t0, "jobs": results}
+        from ibfabric.results import to_json, write_atomic
+
+        write_atomic(args.out, to_json(res, indent=1) + "\n")
+        print(variants_report(res))
+        print(f"\nresults written to {args.out}", file=sys.stderr)
+        return 0
+    parts = set(args.only or ("table2", "fig4", "delay"))
     sizes = args.packet_size or cfg["traffic"]["packet_sizes"]
     plateau = max(wcfg["tried"])
     jobs = []
