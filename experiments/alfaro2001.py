@@ -234,9 +234,11 @@ def slot_use(adm, connections, ranges, rate: float) -> dict[str, Any]:
         taken = [float(hosts[0].slots(b)) for b in bws]
         exact = [b / rate * SLOTS_PER_FRAME for b in bws]
         loss = sum(taken) - sum(exact)
-        per_sl[str(sl)] = {"connections": len(bws), "mean_bandwidth_bps": float(np.mean(bws)),
-                           "range_mean_bps": (lo + hi) / 2, "mean_over_range_mean": float(np.mean(bws)) / ((lo + hi) / 2),
-                           "slots_per_connection": float(np.mean(taken)), "exact_slots_per_connection": float(np.mean(exact)),
+        mean = float(np.mean(bws))
+        per_sl[str(sl)] = {"connections": len(bws), "mean_bandwidth_bps": mean,
+                           "range_mean_bps": (lo + hi) / 2, "mean_over_range_mean": mean / ((lo + hi) / 2),
+                           "slots_per_connection": float(np.mean(taken)),
+                           "exact_slots_per_connection": float(np.mean(exact)),
                            "rounding_loss_slots_per_connection": loss / len(bws),
                            "rounding_loss_share_of_slots": loss / sum(taken)}
     used = [float(p.connection_slots()) for p in hosts]
@@ -449,8 +451,9 @@ def variants_report(res: dict[str, Any]) -> str:
         return paper[w][(t, 256)][-1], paper[w][(t, 4096)][-1]
 
     out = ["### Appendix A: readings of the text, bandwidth-only admission (ours / paper 256 B, 4096 B)\n",
-           "| reading | flag | link | " + " | ".join(topos) + " | ours / paper | requested load | mean Mb/s per connection "
-           "| host rounding loss (share of frame) | " + " / ".join(f"SL {s}" for s in range(4)) + ": mean / range mean |",
+           "| reading | flag | link | " + " | ".join(topos) + " | ours / paper | requested load "
+           "| mean Mb/s per connection | host rounding loss (share of frame) | "
+           + " / ".join(f"SL {s}" for s in range(4)) + ": mean / range mean |",
            "|---" * (8 + len(topos)) + "|"]
     for v in variants:
         for w in widths:
@@ -461,7 +464,8 @@ def variants_report(res: dict[str, Any]) -> str:
             sl = [[r["slots"]["per_sl"].get(str(s), {}).get("mean_over_range_mean") for r in rows] for s in range(4)]
             rng = lambda xs, d=3: f"{min(xs):.{d}f}-{max(xs):.{d}f}"
             out.append(f"| {v} | {VARIANTS[v][0] or '-'} | {w} | "
-                       + " | ".join(f"{r['established']} / {'-'.join(map(str, pap(w, t)))}" for r, t in zip(rows, topos))
+                       + " | ".join(f"{r['established']} / {'-'.join(map(str, pap(w, t)))}"
+                                    for r, t in zip(rows, topos))
                        + f" | {rng(got)} | {rng([r['requested_load'] for r in rows])} | "
                        f"{rng([r['slots']['mean_bandwidth_per_connection_bps'] / 1e6 for r in rows], 1)} | "
                        f"{rng([r['slots']['host_rounding_loss_share_of_frame'] for r in rows], 4)} | "
