@@ -9,7 +9,7 @@ on 1x links; with ``--width 4x`` and ``--width 12x`` the same for Appendix A
 the strict admission (slots and the 64 table entries) and with the
 bandwidth-only one (slots only).  ``--variants`` runs the bandwidth-only admission at
 every width under each reading of the text that could change Tables 3-4
-(:data:`VARIANTS`) and reports, per SL, the slots a connection takes against
+(``alfaro2001_readings.py``) and reports, per SL, the slots a connection takes against
 its exact share of the frame (the rounding loss).  The model and the scaled windows are in
 ``experiments/alfaro2001.toml``; ``experiments/README.md`` has the numbers next
 to the paper's.
@@ -20,7 +20,7 @@ to the paper's.
     python experiments/alfaro2001.py --width 4x       # Appendix A at 4x; writes results/alfaro2001_4x.json
     python experiments/alfaro2001.py --summary        # Tables 2-4 side by side, strict and bandwidth-only admission
     python experiments/alfaro2001.py --only table2    # admission only, about a minute
-    python experiments/alfaro2001.py --variants --jobs 1   # Appendix A's admission under each reading of VARIANTS
+    python experiments/alfaro2001.py --variants --jobs 1   # Appendix A under each reading (alfaro2001_readings.py)
     python experiments/alfaro2001.py --only table2 --width 4x --rounding none   # one reading (also --redraw,
                                                       # --host-be-share, --ranges)
     python experiments/alfaro2001.py --quick          # short windows: a smoke test of the whole pipeline
@@ -145,21 +145,6 @@ def times(cfg: dict[str, Any], size: int, quick: bool, width: str = "1x") -> dic
 # -------------------------------------------------------------------- jobs
 
 
-#: The readings of the text that Appendix A's admission is run with (``--variants``; each is also a
-#: flag): name -> (flag, what it changes).  "main" is the reading of the main runs.
-VARIANTS = {
-    "main": ("", "the main runs: ranges as printed, slots rounded up per connection, a retry redraws "
-                  "endpoints and bandwidth, host links 80 %"),
-    "rounding-none": ("--rounding none", "no rounding: a connection takes its exact fraction of the frame"),
-    "redraw-endpoints": ("--redraw endpoints", "a retry keeps the request's bandwidth, draws new endpoints"),
-    "redraw-endpoints-rounding-none": ("--redraw endpoints --rounding none", "both: neither the retries nor the "
-                                       "rounding depend on the link width"),
-    "host-links-100": ("--host-be-share 0", "no BE share on the host links (both ends): hosts held to 100 %"),
-    "ranges-scaled": ("--ranges scaled", "every SL's range times the link rate / 2.5 Gb/s"),
-    "ranges-sl2-1.55": ("--ranges sl2-1.55", "SL 2 from 1.55 Mb/s (its category of section 4.1) to 64 Mb/s"),
-}
-
-
 def sl_ranges(reading: str, rate: float) -> dict[int, tuple[float, float]]:
     """The SLs' bandwidth ranges under a reading of section 5.2: ``paper`` (as printed), ``scaled``
     (times *rate* / 2.5 Gb/s: the same share of every link width) or ``sl2-1.55`` (SL 2 from 1.55 Mb/s)."""
@@ -175,10 +160,10 @@ def sl_ranges(reading: str, rate: float) -> dict[int, tuple[float, float]]:
     raise SystemExit(f"error: unknown --ranges {reading!r} (valid: paper, scaled, sl2-1.55)")
 
 
-def _admission_row(sim, cfg: dict[str, Any], size: int, tried: int, mode: str) -> dict[str, Any]:
+def admission_row(sim, cfg: dict[str, Any], size: int, tried: int, mode: str) -> dict[str, Any]:
     """A fresh set of tables, admission *mode*'s options, and the paper's establishment of *tried*.
 
-    ``[admission]`` may carry a reading of the text (``--variants``): ``redraw``, ``ranges``,
+    ``[admission]`` may carry a reading of the text (``alfaro2001_readings.py``): ``redraw``, ``ranges``,
     ``host_be_share`` (the BE share of both ports of every host link) and ``options.rounding``.
     """
     from ibfabric.components.qos import Admission, establish
@@ -250,41 +235,6 @@ def slot_use(adm, connections, ranges, rate: float) -> dict[str, Any]:
             "mean_bandwidth_per_connection_bps": sum(c.bandwidth for c in connections) / n if n else None}
 
 
-def variants_job(cfg: dict[str, Any], name: str, width: str, variant: str) -> dict[str, Any]:
-    """The bandwidth-only admission of the largest number tried under one reading of :data:`VARIANTS`
-    (256-byte packets: admission does not depend on the packet size)."""
-    import copy
-
-    t0 = time.perf_counter()
-    cfg = variant_config(copy.deepcopy(cfg), variant)
-    sim = build(cfg, name, 256, width=width)
-    row = _admission_row(sim, cfg, 256, max(width_config(cfg, width)["tried"]), "bandwidth")
-    return {"kind": "variant", "variant": variant, "topology": name, "width": width, "row": row,
-            "wall_s": time.perf_counter() - t0}
-
-
-#: What each reading of :data:`VARIANTS` sets in ``[admission]`` (``options`` merged into the policy's).
-VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
-    "main": {},
-    "rounding-none": {"options": {"rounding": "none"}},
-    "redraw-endpoints": {"redraw": "endpoints"},
-    "redraw-endpoints-rounding-none": {"redraw": "endpoints", "options": {"rounding": "none"}},
-    "host-links-100": {"host_be_share": 0},
-    "ranges-scaled": {"ranges": "scaled"},
-    "ranges-sl2-1.55": {"ranges": "sl2-1.55"},
-}
-
-
-def variant_config(cfg: dict[str, Any], variant: str) -> dict[str, Any]:
-    """*cfg* with the admission of one reading of :data:`VARIANTS` (changed in place and returned)."""
-    if variant not in VARIANT_SETTINGS:
-        raise SystemExit(f"error: unknown variant {variant!r} (valid: {', '.join(VARIANTS)})")
-    adm = cfg["admission"]
-    for key, value in VARIANT_SETTINGS[variant].items():
-        adm[key] = {**adm.get(key, {}), **value} if key == "options" else value
-    return cfg
-
-
 def table2_job(cfg: dict[str, Any], name: str, size: int, width: str = "1x", fresh: bool = False) -> dict[str, Any]:
     """Admission only (Tables 2-4), for every admission mode of ``[admission] modes``.
 
@@ -300,9 +250,9 @@ def table2_job(cfg: dict[str, Any], name: str, size: int, width: str = "1x", fre
     by_mode = {}
     for mode in cfg["admission"].get("modes", {"strict": {}}):
         if fresh:
-            rows = [_admission_row(sim, cfg, size, k, mode) for k in tried]
+            rows = [admission_row(sim, cfg, size, k, mode) for k in tried]
         else:
-            last = _admission_row(sim, cfg, size, max(tried), mode)
+            last = admission_row(sim, cfg, size, max(tried), mode)
             rows = [last if k == last["tried"] else {"tried": k, "established": min(k, last["established"]),
                                                      "derived": True} for k in tried]
         by_mode[mode] = rows
@@ -438,116 +388,6 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def variants_report(res: dict[str, Any]) -> str:
-    """The readings of :data:`VARIANTS` at every width: established connections beside the paper's, the
-    ratios of the widths' counts, the mean bandwidth per connection and per SL, and the rounding loss."""
-    jobs = {(r["variant"], r["width"], r["topology"]): r["row"] for r in res["jobs"] if r["kind"] == "variant"}
-    variants = [v for v in VARIANTS if any(k[0] == v for k in jobs)]
-    widths = [w for w in PAPER_TABLES if any(k[1] == w for k in jobs)]
-    topos = [t for t in ("irregular", "hypercube", "mesh") if any(k[2] == t for k in jobs)]
-    paper = {w: PAPER_TABLES[w][1] for w in widths}
-
-    def pap(w, t):  # the paper's two packet sizes at the largest number tried
-        return paper[w][(t, 256)][-1], paper[w][(t, 4096)][-1]
-
-    out = ["### Appendix A: readings of the text, bandwidth-only admission (ours / paper 256 B, 4096 B)\n",
-           "| reading | flag | link | " + " | ".join(topos) + " | ours / paper | requested load "
-           "| mean Mb/s per connection | host rounding loss (share of frame) | "
-           + " / ".join(f"SL {s}" for s in range(4)) + ": mean / range mean |",
-           "|---" * (8 + len(topos)) + "|"]
-    for v in variants:
-        for w in widths:
-            rows = [jobs.get((v, w, t)) for t in topos]
-            if not all(rows):
-                continue
-            got = [r["established"] / p for r, t in zip(rows, topos) for p in pap(w, t)]
-            sl = [[r["slots"]["per_sl"].get(str(s), {}).get("mean_over_range_mean") for r in rows] for s in range(4)]
-            rng = lambda xs, d=3: f"{min(xs):.{d}f}-{max(xs):.{d}f}"
-            out.append(f"| {v} | {VARIANTS[v][0] or '-'} | {w} | "
-                       + " | ".join(f"{r['established']} / {'-'.join(map(str, pap(w, t)))}"
-                                    for r, t in zip(rows, topos))
-                       + f" | {rng(got)} | {rng([r['requested_load'] for r in rows])} | "
-                       f"{rng([r['slots']['mean_bandwidth_per_connection_bps'] / 1e6 for r in rows], 1)} | "
-                       f"{rng([r['slots']['host_rounding_loss_share_of_frame'] for r in rows], 4)} | "
-                       + " / ".join(rng([x for x in xs if x is not None], 2) for xs in sl) + " |")
-    out.append("")
-    out.append("Counts relative to 1x (each topology's 4x or 12x count over its 1x count; the paper's over both "
-               "packet sizes):\n")
-    out.append("| reading | " + " | ".join(f"{w}/1x" for w in widths if w != "1x") + " |")
-    out.append("|---" * len(widths) + "|")
-
-    def ratio(num, den):
-        r = [n / d for n, d in zip(num, den)]
-        return f"{min(r):.2f}-{max(r):.2f}"
-
-    if "1x" in widths:
-        cells = []
-        for w in widths[1:]:
-            num = [paper[w][(t, s)][-1] for t in topos for s in (256, 4096)]
-            den = [paper["1x"][(t, s)][-1] for t in topos for s in (256, 4096)]
-            cells.append(ratio(num, den))
-        out.append("| paper | " + " | ".join(cells) + " |")
-        for v in variants:
-            cells = []
-            for w in widths[1:]:
-                if all((v, x, t) in jobs for x in ("1x", w) for t in topos):
-                    cells.append(ratio([jobs[(v, w, t)]["established"] for t in topos],
-                                       [jobs[(v, "1x", t)]["established"] for t in topos]))
-                else:
-                    cells.append("-")
-            out.append(f"| {v} | " + " | ".join(cells) + " |")
-    out.append("")
-    out.append("Per SL at a host interface (mean over the topologies): slots a connection takes, its exact share, "
-               "and the rounding loss as a share of its slots:\n")
-    out.append("| reading | link | " + " | ".join(f"SL {s}" for s in range(4)) + " |")
-    out.append("|---" * 6 + "|")
-    for v in variants:
-        for w in widths:
-            rows = [jobs.get((v, w, t)) for t in topos]
-            if not all(rows):
-                continue
-            cells = []
-            for s in range(4):
-                d = [r["slots"]["per_sl"].get(str(s)) for r in rows]
-                if not all(d):
-                    cells.append("-")
-                    continue
-                m = lambda k: sum(x[k] for x in d) / len(d)
-                loss = m("rounding_loss_share_of_slots")
-                cells.append(f"{m('slots_per_connection'):.2f} / {m('exact_slots_per_connection'):.2f} "
-                             f"({0.0 if abs(loss) < 1e-9 else loss:.1%})")
-            out.append(f"| {v} | {w} | " + " | ".join(cells) + " |")
-    if "1x" in widths:
-        out.append("")
-        out.append("The paper's own mean bandwidth per connection at 1x, Fig. 4's plateau (0.769 bytes/cycle/host "
-                   "at 256 B, 0.757 at 4096 B) times the 64 hosts' 2.5 Gb/s over Table 2's count, and the counts "
-                   "that mean gives at 4x and 12x if the hosts' links are as full as ours (our requested load "
-                   "at that width, same reading) against Tables 3-4 (predicted / paper, 256 B and 4096 B):\n")
-        out.append("| reading | paper's 1x mean, Mb/s | " + " | ".join(f"{w}: {t}" for w in widths[1:] for t in topos)
-                   + " | predicted / paper |")
-        out.append("|---" * (3 + len(topos) * (len(widths) - 1)) + "|")
-        rate = {"1x": 2.5e9, "4x": 10e9, "12x": 30e9}
-        mean1 = {(t, s): PAPER_FIG4[s] * 64 * 2.5e9 / PAPER_TABLE2[(t, s)][-1] for t in topos for s in (256, 4096)}
-        for v in variants:
-            if v == "ranges-scaled" or not all((v, w, t) in jobs for w in widths for t in topos):
-                continue  # (scaled ranges: the paper's 1x mean is not this reading's at 4x and 12x)
-            cells, ratios = [], []
-            for w in widths[1:]:
-                for t in topos:
-                    load = jobs[(v, w, t)]["requested_load"]
-                    pred = [load * 64 * rate[w] / mean1[(t, s)] for s in (256, 4096)]
-                    ratios += [x / paper[w][(t, s)][-1] for x, s in zip(pred, (256, 4096))]
-                    cells.append(" / ".join(f"{x:.0f}" for x in pred))
-            out.append(f"| {v} | {min(mean1.values()) / 1e6:.1f}-{max(mean1.values()) / 1e6:.1f} | " + " | ".join(cells)
-                       + f" | {min(ratios):.3f}-{max(ratios):.3f} |")
-    slow = [f"{k[0]} {k[1]} {k[2]}: {r['wall_s']:.0f} s" for r in res["jobs"] for k in [(r["variant"], r["width"],
-            r["topology"])] if r["wall_s"] >= 30]
-    out.append("")
-    out.append(f"Wall time: {res.get('wall_s', 0):.0f} s on {res.get('jobs_in_parallel', 1)} processes"
-               + (f" (jobs of 30 s or more: {', '.join(slow)})" if slow else ""))
-    return "\n".join(out)
-
-
 def summary(files: dict[str, Path]) -> str:
     """Tables 2-4 side by side at the largest number tried (strict and bandwidth-only), and their ratios,
     from one results file per width (the admission jobs of each)."""
@@ -627,9 +467,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="admission tables: the SLs' bandwidth ranges (paper: as printed; scaled: times the link "
                          "rate / 2.5 Gb/s; sl2-1.55: SL 2 from 1.55 Mb/s)")
     ap.add_argument("--variants", action="store_true",
-                    help="Appendix A's readings (VARIANTS) at 1x, 4x and 12x, bandwidth-only admission; "
+                    help="Appendix A's readings (alfaro2001_readings.py) at 1x, 4x and 12x, bandwidth-only admission; "
                          "writes results/alfaro2001_variants.json")
-    ap.add_argument("--variant", action="append", choices=list(VARIANTS), help="with --variants: only these")
+    ap.add_argument("--variant", action="append", help="with --variants: only these readings")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="windows 20 times shorter (a smoke test; numbers are noisy)")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
@@ -647,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         res = json.loads(args.out.read_text())
         if res.get("kind") == "variants":
+            from alfaro2001_readings import variants_report
+
             print(variants_report(res))
             return 0
         print(report(res))
@@ -671,24 +513,9 @@ def main(argv: list[str] | None = None) -> int:
             cfg["admission"][key] = reading[key]
     topos = args.topology or list(cfg["topologies"])
     if args.variants:
-        jobs = [(variants_job, (cfg, name, width, v)) for v in (args.variant or list(VARIANTS))
-                for width in cfg["widths"] for name in topos]
-        t0 = time.perf_counter()
-        results = []
-        with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for r in pool.map(_run, jobs):
-                results.append(r)
-                print(f"done {r['variant']} {r['width']} {r['topology']}: {r['row']['established']} "
-                      f"in {r['wall_s']:.1f} s", file=sys.stderr)
-        res = {"kind": "variants", "config": str(args.config.name), "retries": cfg["admission"]["retries"],
-               "variants": {v: {"flag": f, "what": w} for v, (f, w) in VARIANTS.items()},
-               "jobs_in_parallel": args.jobs, "wall_s": time.perf_counter() - t0, "jobs": results}
-        from ibfabric.results import to_json, write_atomic
+        from alfaro2001_readings import run_variants
 
-        write_atomic(args.out, to_json(res, indent=1) + "\n")
-        print(variants_report(res))
-        print(f"\nresults written to {args.out}", file=sys.stderr)
-        return 0
+        return run_variants(cfg, topos, args.variant, args.jobs, args.out, args.config.name)
     parts = set(args.only or ("table2", "fig4", "delay"))
     sizes = args.packet_size or cfg["traffic"]["packet_sizes"]
     plateau = max(wcfg["tried"])

@@ -104,10 +104,11 @@ def test_alfaro2001_readings_of_appendix_a():
     """The readings --variants runs (issue 32): what each changes, and the rounding loss it reports."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("alfaro2001_experiment", ROOT / "experiments" / "alfaro2001.py")
+    path = ROOT / "experiments" / "alfaro2001_readings.py"
+    spec = importlib.util.spec_from_file_location("alfaro2001_readings", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    cfg = mod.load_config()
+    cfg = mod.base.load_config()
     cfg["widths"]["1x"]["tried"] = [400]  # below the plateau: every connection is established
     rows = {v: mod.variants_job(cfg, "mesh", "1x", v)["row"] for v in ("main", "rounding-none", "host-links-100")}
     assert all(r["established"] == 400 for r in rows.values())
@@ -125,8 +126,8 @@ def test_alfaro2001_readings_of_appendix_a():
     # host links without BE's 3264 slots (BE keeps one unit, as with be_share 0 everywhere)
     free = {v: rows[v]["tables"]["host_free_slots_mean"] for v in ("main", "host-links-100")}
     assert free["host-links-100"] - free["main"] == 3264 - 1
-    assert mod.sl_ranges("scaled", 10e9)[3] == (256e6, 1200e6)
-    assert mod.sl_ranges("sl2-1.55", 10e9)[2] == (1.55e6, 64e6)
+    assert mod.base.sl_ranges("scaled", 10e9)[3] == (256e6, 1200e6)
+    assert mod.base.sl_ranges("sl2-1.55", 10e9)[2] == (1.55e6, 64e6)
     bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "alfaro2001.py"), "--rounding", "none"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "add --only table2" in bad.stderr
