@@ -557,6 +557,7 @@ def establish(
     overhead: int = 0,
     retries: int = 100,
     redraw: str = "all",
+    order: str = "turn",
 ) -> Establishment:
     """Request connections until *n* are established or an SL runs out of retries (§5.2).
 
@@ -568,7 +569,9 @@ def establish(
     A retry draws a new request (``redraw='all'``), or new endpoints for
     the same bandwidth (``redraw='endpoints'``): the paper does not say
     which, and only the first favours the smaller bandwidths of a range
-    as the links fill up.
+    as the links fill up.  ``order='random'`` draws each connection's SL
+    uniformly instead of in turn (§5.2's "randomly generated among the 4
+    SLs"); its retries keep that SL.
 
     Parameters
     ----------
@@ -585,6 +588,8 @@ def establish(
     redraw : {'all', 'endpoints'}
         What a retry draws anew: source, destination and bandwidth, or the
         source and destination only.
+    order : {'turn', 'random'}
+        The SLs of successive connections: in turn, or drawn uniformly.
 
     Returns
     -------
@@ -596,6 +601,8 @@ def establish(
         raise ConfigError("connections need at least two hosts")
     if redraw not in ("all", "endpoints"):
         raise ConfigError(f"'redraw' must be one of (all, endpoints) (got {redraw!r})")
+    if order not in ("turn", "random"):
+        raise ConfigError(f"'order' must be one of (turn, random) (got {order!r})")
     sls = sorted(int(s) for s in ranges)
     for sl in sls:
         lo, hi = ranges[sl]
@@ -608,7 +615,7 @@ def establish(
     exhausted = None
     k = 0
     while len(made) < n:
-        sl = sls[k % len(sls)]
+        sl = sls[k % len(sls)] if order == "turn" else sls[int(rng.integers(len(sls)))]
         lo, hi = ranges[sl]
         bw = None
         for _ in range(retries):

@@ -237,6 +237,16 @@ class TestEstablish:
         b = establish(adm, 20, np.random.default_rng(2), redraw="endpoints")
         assert a.connections == b.connections
 
+    def test_random_sl_order(self, net):
+        adm = Admission(minhop(net), Alfaro2001())
+        est = establish(adm, 200, np.random.default_rng(5), order="random")
+        sls = [c.sl for c in est.connections]
+        assert est.established == 200 and set(sls) == {0, 1, 2, 3}
+        assert sls[:8] != [0, 1, 2, 3, 0, 1, 2, 3]  # not in turn
+        assert sum(est.accepted.values()) == 200 and max(est.accepted.values()) - min(est.accepted.values()) > 1
+        with pytest.raises(ConfigError, match="'order' must be one of"):
+            establish(adm, 1, np.random.default_rng(1), order="byclass")
+
     def test_same_seed_same_connections_and_prefixes_agree(self, net):
         _, full = self.run(net, 10_000, seed=3)
         _, again = self.run(net, 10_000, seed=3)
