@@ -163,7 +163,7 @@ def sl_ranges(reading: str, rate: float) -> dict[int, tuple[float, float]]:
 def admission_row(sim, cfg: dict[str, Any], size: int, tried: int, mode: str) -> dict[str, Any]:
     """A fresh set of tables, admission *mode*'s options, and the paper's establishment of *tried*.
 
-    ``[admission]`` may carry a reading of the text (``alfaro2001_readings.py``): ``redraw``, ``ranges``,
+    ``[admission]`` may carry a reading of the text (``alfaro2001_readings.py``): ``redraw``, ``order``, ``ranges``,
     ``host_be_share`` (the BE share of both ports of every host link) and ``options.rounding``.
     """
     from ibfabric.components.qos import Admission, establish
@@ -186,7 +186,7 @@ def admission_row(sim, cfg: dict[str, Any], size: int, tried: int, mode: str) ->
     # the generator QosNetwork.establish uses, so traffic runs get these very connections
     ranges = sl_ranges(adm_cfg.get("ranges", "paper"), rate)
     est = establish(adm, tried, module_rng(sim.seed, "qos:establish"), packet_size=size, retries=adm_cfg["retries"],
-                    ranges=ranges, redraw=adm_cfg.get("redraw", "all"))
+                    ranges=ranges, redraw=adm_cfg.get("redraw", "all"), order=adm_cfg.get("order", "turn"))
     return {"tried": tried, "established": est.established, "per_sl": est.accepted,
             "attempts": est.attempts, "exhausted_sl": est.exhausted_sl,
             "requested_load": sum(c.bandwidth for c in est.connections) / (len(sim.hosts) * rate),
@@ -461,6 +461,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="admission tables: slots per connection rounded up (ceil, the paper's formula) or exact")
     ap.add_argument("--redraw", choices=("all", "endpoints"),
                     help="admission tables: what a retry draws anew (all: endpoints and bandwidth, the default)")
+    ap.add_argument("--sl-order", choices=("turn", "random"),
+                    help="admission tables: the SLs of successive connections in turn (default) or drawn at random")
     ap.add_argument("--host-be-share", type=float,
                     help="admission tables: BE share of both ports of every host link (default: [admission] be_share)")
     ap.add_argument("--ranges", choices=("paper", "scaled", "sl2-1.55"),
@@ -502,13 +504,13 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"error: --retries must be >= 1 (got {args.retries})")
         cfg["admission"]["retries"] = args.retries
     reading = {"rounding": args.rounding, "redraw": args.redraw, "host_be_share": args.host_be_share,
-               "ranges": args.ranges}
+               "ranges": args.ranges, "order": args.sl_order}
     if any(v is not None for v in reading.values()) and set(args.only or ()) != {"table2"}:
-        raise SystemExit("error: --rounding, --redraw, --host-be-share and --ranges change the admission tables "
-                         "only: add --only table2")
+        raise SystemExit("error: --rounding, --redraw, --sl-order, --host-be-share and --ranges change the "
+                         "admission tables only: add --only table2")
     if args.rounding is not None:
         cfg["admission"]["options"] = {**cfg["admission"].get("options", {}), "rounding": args.rounding}
-    for key in ("redraw", "host_be_share", "ranges"):
+    for key in ("redraw", "host_be_share", "ranges", "order"):
         if reading[key] is not None:
             cfg["admission"][key] = reading[key]
     topos = args.topology or list(cfg["topologies"])

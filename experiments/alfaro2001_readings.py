@@ -40,6 +40,8 @@ VARIANTS = {
     "redraw-endpoints": ("--redraw endpoints", "a retry keeps the request's bandwidth, draws new endpoints"),
     "redraw-endpoints-rounding-none": ("--redraw endpoints --rounding none", "both: neither the retries nor the "
                                        "rounding depend on the link width"),
+    "sl-random": ("--sl-order random", "each connection's SL drawn at random (\"randomly generated among the 4 "
+                                       "SLs\"), not in turn; its retries keep it"),
     "host-links-100": ("--host-be-share 0", "no BE share on the host links (both ends): hosts held to 100 %"),
     "ranges-scaled": ("--ranges scaled", "every SL's range times the link rate / 2.5 Gb/s"),
     "ranges-sl2-1.55": ("--ranges sl2-1.55", "SL 2 from 1.55 Mb/s (its category of section 4.1) to 64 Mb/s"),
@@ -65,6 +67,7 @@ VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
     "rounding-none": {"options": {"rounding": "none"}},
     "redraw-endpoints": {"redraw": "endpoints"},
     "redraw-endpoints-rounding-none": {"redraw": "endpoints", "options": {"rounding": "none"}},
+    "sl-random": {"order": "random"},
     "host-links-100": {"host_be_share": 0},
     "ranges-scaled": {"ranges": "scaled"},
     "ranges-sl2-1.55": {"ranges": "sl2-1.55"},
