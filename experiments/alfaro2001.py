@@ -7,7 +7,10 @@ first) for the irregular, hypercube and mesh networks and both packet sizes,
 on 1x links; with ``--width 4x`` and ``--width 12x`` the same for Appendix A
 (Tables 3 and 4, Figs. 13-21 and 22-30).  The admission tables are run with
 the strict admission (slots and the 64 table entries) and with the
-bandwidth-only one (slots only).  The model and the scaled windows are in
+bandwidth-only one (slots only).  ``--variants`` runs the bandwidth-only admission at
+every width under each reading of the text that could change Tables 3-4
+(``alfaro2001_readings.py``) and reports, per SL, the slots a connection takes against
+its exact share of the frame (the rounding loss).  The model and the scaled windows are in
 ``experiments/alfaro2001.toml``; ``experiments/README.md`` has the numbers next
 to the paper's.
 
@@ -17,6 +20,9 @@ to the paper's.
     python experiments/alfaro2001.py --width 4x       # Appendix A at 4x; writes results/alfaro2001_4x.json
     python experiments/alfaro2001.py --summary        # Tables 2-4 side by side, strict and bandwidth-only admission
     python experiments/alfaro2001.py --only table2    # admission only, about a minute
+    python experiments/alfaro2001.py --variants --jobs 1   # Appendix A under each reading (alfaro2001_readings.py)
+    python experiments/alfaro2001.py --only table2 --width 4x --rounding none   # one reading (also --redraw,
+                                                      # --host-be-share, --ranges)
     python experiments/alfaro2001.py --quick          # short windows: a smoke test of the whole pipeline
     python experiments/alfaro2001.py --report         # the tables of an existing results file
     python experiments/alfaro2001.py --plot           # also draw the figures (needs the 'plot' extra)
@@ -139,22 +145,94 @@ def times(cfg: dict[str, Any], size: int, quick: bool, width: str = "1x") -> dic
 # -------------------------------------------------------------------- jobs
 
 
-def _admission_row(sim, cfg: dict[str, Any], size: int, tried: int, mode: str) -> dict[str, Any]:
-    """A fresh set of tables, admission *mode*'s options, and the paper's establishment of *tried*."""
+def sl_ranges(reading: str, rate: float) -> dict[int, tuple[float, float]]:
+    """The SLs' bandwidth ranges under a reading of section 5.2: ``paper`` (as printed), ``scaled``
+    (times *rate* / 2.5 Gb/s: the same share of every link width) or ``sl2-1.55`` (SL 2 from 1.55 Mb/s)."""
+    from ibfabric.components.qos import PAPER_RANGES
+
+    if reading == "paper":
+        return dict(PAPER_RANGES)
+    if reading == "scaled":
+        k = rate / 2.5e9
+        return {sl: (lo * k, hi * k) for sl, (lo, hi) in PAPER_RANGES.items()}
+    if reading == "sl2-1.55":
+        return {**PAPER_RANGES, 2: (1.55e6, PAPER_RANGES[2][1])}
+    raise SystemExit(f"error: unknown --ranges {reading!r} (valid: paper, scaled, sl2-1.55)")
+
+
+def admission_row(sim, cfg: dict[str, Any], size: int, tried: int, mode: str) -> dict[str, Any]:
+    """A fresh set of tables, admission *mode*'s options, and the paper's establishment of *tried*.
+
+    ``[admission]`` may carry a reading of the text (``alfaro2001_readings.py``): ``redraw``, ``order``, ``ranges``,
+    ``host_be_share`` (the BE share of both ports of every host link) and ``options.rounding``.
+    """
     from ibfabric.components.qos import Admission, establish
     from ibfabric.kernel import module_rng
 
     adm_cfg = cfg["admission"]
     options = {**adm_cfg.get("options", {}), **adm_cfg.get("modes", {}).get(mode, {})}
-    policy = sim.plugins.arbitration_policies[adm_cfg["policy"]](options)
+    policies = sim.plugins.arbitration_policies
+    policy = policies[adm_cfg["policy"]](options)
     adm = Admission(sim.tables, policy)
-    # the generator QosNetwork.establish uses, so traffic runs get these very connections
-    est = establish(adm, tried, module_rng(sim.seed, "qos:establish"), packet_size=size, retries=adm_cfg["retries"])
     rate = sim.hosts[0].tx[sim.hosts[0].first_port].link.rate
+    if adm_cfg.get("host_be_share") is not None:
+        host_policy = policies[adm_cfg["policy"]]({**options, "be_share": adm_cfg["host_be_share"]})
+        hosts = {int(h) for h in adm.hosts}
+        g = adm.fabric
+        for node, port in list(adm.ports):
+            if node in hosts or int(g.peer_node[node, port]) in hosts:
+                adm.ports[(node, port)] = host_policy.new_port(float(g.port_rate[node, port]), adm.classes,
+                                                               adm.port_name(node, port))
+    # the generator QosNetwork.establish uses, so traffic runs get these very connections
+    ranges = sl_ranges(adm_cfg.get("ranges", "paper"), rate)
+    est = establish(adm, tried, module_rng(sim.seed, "qos:establish"), packet_size=size, retries=adm_cfg["retries"],
+                    ranges=ranges, redraw=adm_cfg.get("redraw", "all"), order=adm_cfg.get("order", "turn"))
     return {"tried": tried, "established": est.established, "per_sl": est.accepted,
             "attempts": est.attempts, "exhausted_sl": est.exhausted_sl,
             "requested_load": sum(c.bandwidth for c in est.connections) / (len(sim.hosts) * rate),
-            "rejections": dict(adm.rejections), "tables": _table_use(adm)}
+            "rejections": dict(adm.rejections), "tables": _table_use(adm),
+            "slots": slot_use(adm, est.connections, ranges, rate)}
+
+
+def slot_use(adm, connections, ranges, rate: float) -> dict[str, Any]:
+    """What the established connections take of the host interfaces' frames, against their bandwidth.
+
+    Per SL: connections, their mean bandwidth against the mean of the SL's range (below 1: the retries
+    favoured the smaller requests), the mean slots a connection takes on a host interface, its exact
+    share ``B / B_link x 16320`` and the difference (the rounding loss, in slots and as a share of the
+    slots).  Over the host interfaces (means): the frame's slots reserved for connections, their exact
+    share, the rounding loss as a share of the frame, and the mean bandwidth per established connection.
+    """
+    from fractions import Fraction
+
+    import numpy as np
+
+    from ibfabric.components.qos import SLOTS_PER_FRAME
+
+    hosts = [adm.ports[(int(h), adm.fabric.ports(int(h))[0])] for h in adm.hosts]
+    per_sl = {}
+    for sl in sorted(ranges):
+        bws = [c.bandwidth for c in connections if c.sl == sl]
+        if not bws:
+            continue
+        lo, hi = ranges[sl]
+        taken = [float(hosts[0].slots(b)) for b in bws]
+        exact = [b / rate * SLOTS_PER_FRAME for b in bws]
+        loss = sum(taken) - sum(exact)
+        mean = float(np.mean(bws))
+        per_sl[str(sl)] = {"connections": len(bws), "mean_bandwidth_bps": mean,
+                           "range_mean_bps": (lo + hi) / 2, "mean_over_range_mean": mean / ((lo + hi) / 2),
+                           "slots_per_connection": float(np.mean(taken)),
+                           "exact_slots_per_connection": float(np.mean(exact)),
+                           "rounding_loss_slots_per_connection": loss / len(bws),
+                           "rounding_loss_share_of_slots": loss / sum(taken)}
+    used = [float(p.connection_slots()) for p in hosts]
+    exact = [float(p.exact_slots()) for p in hosts]
+    n = len(connections)
+    return {"per_sl": per_sl,
+            "host_connection_slots_mean": float(np.mean(used)), "host_exact_slots_mean": float(np.mean(exact)),
+            "host_rounding_loss_share_of_frame": float(np.mean(used) - np.mean(exact)) / SLOTS_PER_FRAME,
+            "mean_bandwidth_per_connection_bps": sum(c.bandwidth for c in connections) / n if n else None}
 
 
 def table2_job(cfg: dict[str, Any], name: str, size: int, width: str = "1x", fresh: bool = False) -> dict[str, Any]:
@@ -172,9 +250,9 @@ def table2_job(cfg: dict[str, Any], name: str, size: int, width: str = "1x", fre
     by_mode = {}
     for mode in cfg["admission"].get("modes", {"strict": {}}):
         if fresh:
-            rows = [_admission_row(sim, cfg, size, k, mode) for k in tried]
+            rows = [admission_row(sim, cfg, size, k, mode) for k in tried]
         else:
-            last = _admission_row(sim, cfg, size, max(tried), mode)
+            last = admission_row(sim, cfg, size, max(tried), mode)
             rows = [last if k == last["tried"] else {"tried": k, "established": min(k, last["established"]),
                                                      "derived": True} for k in tried]
         by_mode[mode] = rows
@@ -379,6 +457,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topology", action="append", help="only these topologies")
     ap.add_argument("--packet-size", type=int, action="append", help="only these packet sizes")
     ap.add_argument("--retries", type=int, help="attempts per connection (default: [admission] retries)")
+    ap.add_argument("--rounding", choices=("ceil", "none"),
+                    help="admission tables: slots per connection rounded up (ceil, the paper's formula) or exact")
+    ap.add_argument("--redraw", choices=("all", "endpoints"),
+                    help="admission tables: what a retry draws anew (all: endpoints and bandwidth, the default)")
+    ap.add_argument("--sl-order", choices=("turn", "random"),
+                    help="admission tables: the SLs of successive connections in turn (default) or drawn at random")
+    ap.add_argument("--host-be-share", type=float,
+                    help="admission tables: BE share of both ports of every host link (default: [admission] be_share)")
+    ap.add_argument("--ranges", choices=("paper", "scaled", "sl2-1.55"),
+                    help="admission tables: the SLs' bandwidth ranges (paper: as printed; scaled: times the link "
+                         "rate / 2.5 Gb/s; sl2-1.55: SL 2 from 1.55 Mb/s)")
+    ap.add_argument("--variants", action="store_true",
+                    help="Appendix A's readings (alfaro2001_readings.py) at 1x, 4x and 12x, bandwidth-only admission; "
+                         "writes results/alfaro2001_variants.json")
+    ap.add_argument("--variant", action="append", help="with --variants: only these readings")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (default 2)")
     ap.add_argument("--quick", action="store_true", help="windows 20 times shorter (a smoke test; numbers are noisy)")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
@@ -387,13 +480,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", action="store_true", help="draw Fig. 4 next to the results (needs matplotlib)")
     args = ap.parse_args(argv)
     if args.out is None:
-        args.out = RESULTS if args.width == "1x" else RESULTS.with_name(f"alfaro2001_{args.width}.json")
+        args.out = (RESULTS.with_name("alfaro2001_variants.json") if args.variants else
+                    RESULTS if args.width == "1x" else RESULTS.with_name(f"alfaro2001_{args.width}.json"))
     if args.summary:
         print(summary({"1x": RESULTS.with_name("alfaro2001_table2.json"), "4x": RESULTS.with_name("alfaro2001_4x.json"),
                        "12x": RESULTS.with_name("alfaro2001_12x.json")}))
         return 0
     if args.report:
         res = json.loads(args.out.read_text())
+        if res.get("kind") == "variants":
+            from alfaro2001_readings import variants_report
+
+            print(variants_report(res))
+            return 0
         print(report(res))
         if args.plot:
             plot(res, args.out.parent)
@@ -404,8 +503,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.retries < 1:
             raise SystemExit(f"error: --retries must be >= 1 (got {args.retries})")
         cfg["admission"]["retries"] = args.retries
-    parts = set(args.only or ("table2", "fig4", "delay"))
+    reading = {"rounding": args.rounding, "redraw": args.redraw, "host_be_share": args.host_be_share,
+               "ranges": args.ranges, "order": args.sl_order}
+    if any(v is not None for v in reading.values()) and set(args.only or ()) != {"table2"}:
+        raise SystemExit("error: --rounding, --redraw, --sl-order, --host-be-share and --ranges change the "
+                         "admission tables only: add --only table2")
+    if args.rounding is not None:
+        cfg["admission"]["options"] = {**cfg["admission"].get("options", {}), "rounding": args.rounding}
+    for key in ("redraw", "host_be_share", "ranges", "order"):
+        if reading[key] is not None:
+            cfg["admission"][key] = reading[key]
     topos = args.topology or list(cfg["topologies"])
+    if args.variants:
+        from alfaro2001_readings import run_variants
+
+        return run_variants(cfg, topos, args.variant, args.jobs, args.out, args.config.name)
+    parts = set(args.only or ("table2", "fig4", "delay"))
     sizes = args.packet_size or cfg["traffic"]["packet_sizes"]
     plateau = max(wcfg["tried"])
     jobs = []

@@ -100,6 +100,39 @@ def test_alfaro2001_summary_and_bad_retries():
     assert bad.returncode != 0 and "--retries must be >= 1" in bad.stderr
 
 
+def test_alfaro2001_readings_of_appendix_a():
+    """The readings --variants runs (issue 32): what each changes, and the rounding loss it reports."""
+    import importlib.util
+
+    path = ROOT / "experiments" / "alfaro2001_readings.py"
+    spec = importlib.util.spec_from_file_location("alfaro2001_readings", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cfg = mod.base.load_config()
+    cfg["widths"]["1x"]["tried"] = [400]  # below the plateau: every connection is established
+    rows = {v: mod.variants_job(cfg, "mesh", "1x", v)["row"] for v in ("main", "rounding-none", "host-links-100")}
+    assert all(r["established"] == 400 for r in rows.values())
+    sl0 = rows["main"]["slots"]["per_sl"]["0"]
+    # every SL 0 connection (8-64 kb/s, under one slot of 153 kb/s) takes one slot: the loss is 1 - B/B_link x 16320
+    assert sl0["slots_per_connection"] == 1.0
+    assert sl0["rounding_loss_slots_per_connection"] == pytest.approx(1 - sl0["mean_bandwidth_bps"] / 2.5e9 * 16320)
+    main, exact = rows["main"]["slots"], rows["rounding-none"]["slots"]
+    assert main["host_rounding_loss_share_of_frame"] > 0 and exact["host_rounding_loss_share_of_frame"] == 0
+    assert main["host_connection_slots_mean"] - main["host_exact_slots_mean"] == pytest.approx(
+        main["host_rounding_loss_share_of_frame"] * 16320)
+    # the same requests, whatever the reading of the slots or of the host links, while nothing is refused
+    assert main["mean_bandwidth_per_connection_bps"] == exact["mean_bandwidth_per_connection_bps"] \
+        == rows["host-links-100"]["slots"]["mean_bandwidth_per_connection_bps"]
+    # host links without BE's 3264 slots (BE keeps one unit, as with be_share 0 everywhere)
+    free = {v: rows[v]["tables"]["host_free_slots_mean"] for v in ("main", "host-links-100")}
+    assert free["host-links-100"] - free["main"] == 3264 - 1
+    assert mod.base.sl_ranges("scaled", 10e9)[3] == (256e6, 1200e6)
+    assert mod.base.sl_ranges("sl2-1.55", 10e9)[2] == (1.55e6, 64e6)
+    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "alfaro2001.py"), "--rounding", "none"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "add --only table2" in bad.stderr
+
+
 def kim2007_readings():
     import importlib.util
 

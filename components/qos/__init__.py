@@ -556,6 +556,8 @@ def establish(
     packet_size: int = 256,
     overhead: int = 0,
     retries: int = 100,
+    redraw: str = "all",
+    order: str = "turn",
 ) -> Establishment:
     """Request connections until *n* are established or an SL runs out of retries (§5.2).
 
@@ -564,6 +566,12 @@ def establish(
     destination (uniformly among the hosts) and a bandwidth (uniformly in
     the SL's range) and asks *admission* for it.  An SL gets *retries*
     attempts for each connection; when they all fail, establishment ends.
+    A retry draws a new request (``redraw='all'``), or new endpoints for
+    the same bandwidth (``redraw='endpoints'``): the paper does not say
+    which, and only the first favours the smaller bandwidths of a range
+    as the links fill up.  ``order='random'`` draws each connection's SL
+    uniformly instead of in turn (§5.2's "randomly generated among the 4
+    SLs"); its retries keep that SL.
 
     Parameters
     ----------
@@ -577,6 +585,11 @@ def establish(
         Of the connections' packets (see :class:`Connection`).
     retries : int
         Attempts per connection before giving up.
+    redraw : {'all', 'endpoints'}
+        What a retry draws anew: source, destination and bandwidth, or the
+        source and destination only.
+    order : {'turn', 'random'}
+        The SLs of successive connections: in turn, or drawn uniformly.
 
     Returns
     -------
@@ -586,6 +599,10 @@ def establish(
         raise ConfigError(f"need n >= 0 connections and retries >= 1 (got n={n}, retries={retries})")
     if admission.num_hosts < 2:
         raise ConfigError("connections need at least two hosts")
+    if redraw not in ("all", "endpoints"):
+        raise ConfigError(f"'redraw' must be one of (all, endpoints) (got {redraw!r})")
+    if order not in ("turn", "random"):
+        raise ConfigError(f"'order' must be one of (turn, random) (got {order!r})")
     sls = sorted(int(s) for s in ranges)
     for sl in sls:
         lo, hi = ranges[sl]
@@ -598,13 +615,15 @@ def establish(
     exhausted = None
     k = 0
     while len(made) < n:
-        sl = sls[k % len(sls)]
+        sl = sls[k % len(sls)] if order == "turn" else sls[int(rng.integers(len(sls)))]
         lo, hi = ranges[sl]
+        bw = None
         for _ in range(retries):
             src = int(rng.integers(nh))
             dst = int(rng.integers(nh - 1))
             dst += dst >= src
-            bw = float(rng.uniform(lo, hi))
+            if bw is None or redraw == "all":
+                bw = float(rng.uniform(lo, hi))
             attempts[sl] += 1
             res = admission.connect(src, dst, bw, sl=sl, packet_size=packet_size, overhead=overhead)
             if isinstance(res, Connection):

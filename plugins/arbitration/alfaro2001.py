@@ -29,7 +29,11 @@ only if its table has the entries for it, IBA's 64; ``false``: admission
 checks the frame's slots only, the paper's "the number of table entries is
 not a limitation ... but only the available bandwidth", and a table grows
 past 64 entries where it must, which no IBA port can hold: for admission
-studies, not for traffic).
+studies, not for traffic), ``rounding`` (``ceil``, the default: a
+connection takes ``ceil(B / B_link x 16320)`` whole slots, §4.2's formula;
+``none``: its exact share ``B / B_link x 16320``, a fraction of a slot, so
+admission loses nothing to rounding: for admission studies of how much the
+rounding costs, not for traffic, whose weights must be whole).
 
 Examples
 --------
@@ -115,17 +119,23 @@ class Alfaro2001:
         Admit a connection only if the table has the entries it needs (IBA's
         64); False: only if the frame has its slots (bandwidth-only
         admission; tables may then grow past 64 entries).
+    rounding : {'ceil', 'none'}
+        A connection's slots: rounded up (§4.2) or its exact fraction of the
+        frame (admission studies only).
     """
 
-    option_names = ("be_share", "ch_weight", "limit_high", "spread", "check_entries")
+    option_names = ("be_share", "ch_weight", "limit_high", "spread", "check_entries", "rounding")
 
     def __init__(self, be_share: float = 0.2, ch_weight: int = 1, limit_high: int = 255, spread: bool = True,
-                 check_entries: bool = True):
+                 check_entries: bool = True, rounding: str = "ceil"):
         self.be_share = _number(be_share, "be_share", float, 0, 1, hi_open=True)
         self.ch_weight = _number(ch_weight, "ch_weight", int, 1, MAX_WEIGHT)
         self.limit_high = _number(limit_high, "limit_high", int, 0, 255)
         self.spread = _bool(spread, "spread")
         self.check_entries = _bool(check_entries, "check_entries")
+        if rounding not in ("ceil", "none"):
+            raise ConfigError(f"'rounding' must be one of (ceil, none) (got {rounding!r})")
+        self.rounding = rounding
         self.be_slots = -(-Fraction(repr(self.be_share)) * SLOTS_PER_FRAME // 1)
         self.be_entries = max(1, -(-self.be_slots // MAX_WEIGHT))
         if self.be_entries + 1 > TABLE_ENTRIES:
@@ -143,7 +153,7 @@ class Alfaro2001:
     def options(self) -> dict[str, Any]:
         """The policy's settings (reported in a QoS run's summary)."""
         return {"be_share": self.be_share, "ch_weight": self.ch_weight, "limit_high": self.limit_high,
-                "spread": self.spread, "check_entries": self.check_entries}
+                "spread": self.spread, "check_entries": self.check_entries, "rounding": self.rounding}
 
     def new_port(self, rate: float, classes: ClassMap, name: str = "") -> "AlfaroPort":
         """The table state of one output port on a link of *rate* bit/s."""
@@ -187,6 +197,22 @@ class AlfaroPort:
 
     # ------------------------------------------------------------ admission
 
+    def slots(self, bandwidth: float) -> int | Fraction:
+        """The slots of the frame a connection of *bandwidth* bit/s takes here: ``slots_for`` (rounded
+        up), or with ``rounding='none'`` the exact fraction ``bandwidth / rate x 16320``."""
+        if self.policy.rounding == "none":
+            return Fraction(bandwidth) * SLOTS_PER_FRAME / Fraction(self.rate)
+        return slots_for(bandwidth, self.rate)
+
+    def connection_slots(self) -> int | Fraction:
+        """Slots reserved for connections (BE and CH not counted)."""
+        return sum((take for alloc in self.alloc.values() for _, _, take in alloc), 0)
+
+    def exact_slots(self) -> Fraction:
+        """The connections' exact share of the frame: the sum of ``B / rate x 16320``, unrounded.
+        ``connection_slots() - exact_slots()`` is what rounding up cost this port."""
+        return sum((Fraction(b) for b in self.bandwidth.values()), Fraction(0)) * SLOTS_PER_FRAME / Fraction(self.rate)
+
     def free_slots(self) -> int:
         """Slots of the frame not reserved yet."""
         return SLOTS_PER_FRAME - self.used
@@ -210,10 +236,10 @@ class AlfaroPort:
         checked with ``check_entries=false``).  The reason reads
         ``bandwidth: ...`` or ``entries: ...``.
         """
-        slots = slots_for(demand.bandwidth, self.rate)
+        slots = self.slots(demand.bandwidth)
         free = self.free_slots()
         if slots > free:
-            return f"bandwidth: {self.name} needs {slots} slots, {free} left"
+            return f"bandwidth: {self.name} needs {float(slots):g} slots, {float(free):g} left"
         if not self.policy.check_entries:
             return None
         need = -(-max(0, slots - self._room(demand.high, demand.sl)) // MAX_WEIGHT)
@@ -235,7 +261,7 @@ class AlfaroPort:
         """
         if demand.conn in self.alloc:
             raise ConfigError(f"{self.name}: connection {demand.conn} is already reserved")
-        slots = slots_for(demand.bandwidth, self.rate)
+        slots = self.slots(demand.bandwidth)
         table = self.high if demand.high else self.low
         key = (demand.high, demand.sl)
         alloc = []

@@ -205,6 +205,48 @@ class TestEstablish:
         assert {hop: pt.used for hop, pt in adm.ports.items()} == used
         assert max(used.values()) <= SLOTS_PER_FRAME
 
+    def test_a_retry_redraws_the_bandwidth_or_keeps_it(self):
+        # an admission that refuses the first three attempts of every connection: 'all' asks four
+        # bandwidths per connection, 'endpoints' the same one four times
+        class Refuse3:
+            num_hosts = 4
+
+            def __init__(self):
+                self.asked = []
+
+            def connect(self, src, dst, bw, **kw):
+                self.asked.append(bw)
+                if len(self.asked) % 4:
+                    return "refused"
+                return Connection(len(self.asked), src, dst, kw["sl"], bw)
+
+        for redraw, distinct in (("all", 4), ("endpoints", 1)):
+            adm = Refuse3()
+            est = establish(adm, 3, np.random.default_rng(1), retries=4, redraw=redraw)
+            assert est.established == 3
+            for k in range(3):
+                assert len(set(adm.asked[4 * k:4 * k + 4])) == distinct
+                assert est.connections[k].bandwidth == adm.asked[4 * k + 3]
+        with pytest.raises(ConfigError, match="'redraw' must be one of"):
+            establish(Refuse3(), 1, np.random.default_rng(1), redraw="bandwidth")
+
+    def test_redraw_is_the_same_while_nothing_is_refused(self, net):
+        adm = Admission(minhop(net), Alfaro2001())
+        a = establish(adm, 20, np.random.default_rng(2), redraw="all")
+        adm = Admission(minhop(net), Alfaro2001())
+        b = establish(adm, 20, np.random.default_rng(2), redraw="endpoints")
+        assert a.connections == b.connections
+
+    def test_random_sl_order(self, net):
+        adm = Admission(minhop(net), Alfaro2001())
+        est = establish(adm, 200, np.random.default_rng(5), order="random")
+        sls = [c.sl for c in est.connections]
+        assert est.established == 200 and set(sls) == {0, 1, 2, 3}
+        assert sls[:8] != [0, 1, 2, 3, 0, 1, 2, 3]  # not in turn
+        assert sum(est.accepted.values()) == 200 and max(est.accepted.values()) - min(est.accepted.values()) > 1
+        with pytest.raises(ConfigError, match="'order' must be one of"):
+            establish(adm, 1, np.random.default_rng(1), order="byclass")
+
     def test_same_seed_same_connections_and_prefixes_agree(self, net):
         _, full = self.run(net, 10_000, seed=3)
         _, again = self.run(net, 10_000, seed=3)

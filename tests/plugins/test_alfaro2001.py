@@ -5,6 +5,8 @@ Every port here is on a 2.5 Gb/s link, where a slot (64 bytes per frame of
 is a bandwidth of k - 1/2 slots, which needs exactly k.
 """
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -200,6 +202,45 @@ class TestAdmissionLimits:
         assert p.check(demand(52, 2, slots(left + 1))) == f"bandwidth: sw0 port 1 needs {left + 1} slots, {left} left"
         p.release(51)
         assert p.tables()[1][64:] == ((0, 1),) and p.free_slots() == left + 300
+
+
+class TestRounding:
+    """What rounding each connection up to whole slots costs a port (Appendix A of the paper, issue 32)."""
+
+    def test_rounding_loss_by_hand(self):
+        p = port()
+        # 8 kb/s on 2.5 Gb/s: 8e3 / 2.5e9 x 16320 = 0.052224 slots, rounded up to 1
+        p.reserve(demand(1, 0, 8e3))
+        # 1 Mb/s: 6.528 slots, 7; 64 Mb/s: 417.792 slots, 418
+        p.reserve(demand(2, 1, 1e6))
+        p.reserve(demand(3, 2, 64e6))
+        assert p.connection_slots() == 1 + 7 + 418
+        assert p.exact_slots() == Fraction("0.052224") + Fraction("6.528") + Fraction("417.792")
+        assert p.connection_slots() - p.exact_slots() == Fraction("1.627776")  # 0.947776 + 0.472 + 0.208
+        assert p.free_slots() == 13055 - 426
+
+    def test_the_same_connections_cost_more_slots_on_a_wider_link(self):
+        # a 4x link's slot is 4 times the bandwidth, so 8 kb/s wastes 0.986944 of a slot of 612.7 kb/s
+        p = Alfaro2001().new_port(10e9, ClassMap(), "sw0 port 1")
+        p.reserve(demand(1, 0, 8e3))
+        assert p.connection_slots() - p.exact_slots() == 1 - Fraction("0.013056")
+
+    def test_no_rounding_takes_the_exact_share(self):
+        p = port(rounding="none", check_entries="false")  # a frame's worth of SL 2 needs 52 entries
+        p.reserve(demand(1, 0, 8e3))
+        p.reserve(demand(2, 1, 1e6))
+        assert p.connection_slots() == p.exact_slots() == Fraction("6.580224")
+        assert p.free_slots() == 13055 - Fraction("6.580224")
+        # the admission compares exact shares: a demand of exactly the slots left fits, a little more does not
+        left = p.free_slots()
+        assert p.check(demand(3, 2, float(left) / SLOTS_PER_FRAME * RATE * (1 - 1e-12))) is None
+        assert p.check(demand(3, 2, float(left) / SLOTS_PER_FRAME * RATE * (1 + 1e-9))).startswith("bandwidth:")
+        p.release(2)
+        assert p.connection_slots() == Fraction("0.052224")
+
+    def test_bad_rounding(self):
+        with pytest.raises(ConfigError, match="'rounding' must be one of"):
+            Alfaro2001(rounding="floor")
 
 
 class TestServedByTheIbaArbiter:
