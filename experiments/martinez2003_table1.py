@@ -29,9 +29,13 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "martinez2003_table1.json"
+#: Uniform traffic, MR/LS 2/4, on the paper's switch without its output buffers (the substitute switch).
+NOBUF = "Unif., no output buffers"
 EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003_table1_window",
                "martinez2003_table1_large_window", "martinez2003_table1_more", "martinez2003_table1_more_large",
-               "martinez2003_table1_br")
+               "martinez2003_table1_br", "martinez2003_table1_nobuf")
+#: The column of the experiments that do not name theirs (uniform traffic, MR/LS 2/4, unless said here).
+EXPERIMENT_COLUMN = {"martinez2003_table1_br": "BR", "martinez2003_table1_nobuf": NOBUF}
 #: The window of the experiment files without a ``time`` variable.
 DEFAULT_WINDOW = "200us"
 #: A 1x SDR link carries 2 Gb/s of data (8b/10b): 0.25 bytes per ns; 4 hosts per switch (section 5.1).
@@ -111,7 +115,7 @@ def gather(root: Path) -> dict[str, Any]:
         with path.open(newline="") as f:
             for row in csv.DictReader(f):
                 r = {k: _value(v) for k, v in row.items()}
-                r.setdefault("column", "Unif.")
+                r.setdefault("column", EXPERIMENT_COLUMN.get(name, "Unif."))
                 r.setdefault("numbering", "consecutive" if r["column"] in ("Unif.", "BR") else None)
                 r["window"] = r.pop("time", None) or DEFAULT_WINDOW
                 r["experiment"] = name
@@ -145,7 +149,7 @@ def _f(x: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if x is None else fmt.format(x)
 
 
-def table1(fs, columns, with_substitute: bool) -> list[str]:
+def table1(fs, columns, with_substitute: bool, only: set | None = None) -> list[str]:
     out = ["| column | size | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** "
            + ("| substitute switch avg " if with_substitute else "") + "| ours: det. / adaptive throughput (avg) |",
            "|---" * (12 if with_substitute else 11) + "|"]
@@ -153,7 +157,7 @@ def table1(fs, columns, with_substitute: bool) -> list[str]:
         for size in ("32B", "256B"):
             for sw in (8, 16, 32, 64):
                 pairs = fs.get((col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, DEFAULT_WINDOW))
-                if not pairs:
+                if not pairs or (only is not None and (size, sw) not in only):
                     continue
                 lo, hi, avg = _stats(pairs)
                 paper = PAPER.get((col, sw))
@@ -227,7 +231,10 @@ def report(res: dict[str, Any]) -> str:
     fs = factors(res["searches"])
     out = ["### Uniform traffic, MR/LS 2/4 (Table 1, left, first rows)\n"]
     out += table1(fs, ["Unif."], with_substitute=True)
-    if any(k[0] not in ("Unif.",) and k[1] in (None, "consecutive") for k in fs):
+    if any(k[0] == NOBUF for k in fs):
+        out += ["", "### The same switch without its output buffers (the substitute switch), same search\n"]
+        out += table1(fs, ["Unif.", NOBUF], with_substitute=False, only={(k[2], k[3]) for k in fs if k[0] == NOBUF})
+    if any(k[0] not in ("Unif.", NOBUF) and k[1] in (None, "consecutive") for k in fs):
         out += ["", "### The other columns\n"]
         out += table1(fs, [c for c in COLUMNS if c != "Unif."], with_substitute=True)
     if any(k[4] != DEFAULT_WINDOW for k in fs):
