@@ -11,7 +11,13 @@ Built-ins (registered through the ``traffic`` entry point):
     reversing them, rotating them by ``floor(b/2)`` (the matrix transpose
     when ``b`` is even) and rotating them left by one (the perfect shuffle).
     A source whose image is itself or is ``>= N`` (possible when ``N`` is not
-    a power of two) sends nothing.
+    a power of two) sends nothing.  Option ``numbering`` says which host
+    number the bits are those of: ``consecutive`` (the default: the endpoint
+    index), ``interleaved`` (with option ``blocks`` = B: the endpoints form B
+    equal blocks of consecutive indices, e.g. the switches of a generated
+    fabric, and host numbers are dealt round-robin over the blocks: number p
+    is endpoint ``(p mod B) * N/B + p div B``) or ``random`` (a permutation
+    of the endpoints drawn from the run's seed).
 ``hot-spot``
     A fraction of the traffic (option ``fraction``, default 0.1) goes to one
     endpoint (option ``node``, a host's name, or ``hotspot``, its index;
@@ -112,15 +118,64 @@ class Uniform(TrafficPattern):
 
 
 class Permutation(TrafficPattern):
-    """A fixed destination per source, from a permutation of the index bits."""
+    """A fixed destination per source, from a permutation of the bits of its host number.
 
+    Host numbers are the endpoint indices (``numbering=consecutive``, the
+    default), or dealt round-robin over ``blocks`` equal blocks of
+    consecutive endpoints (``numbering=interleaved``), or a random
+    permutation of them drawn from the pattern's generator
+    (``numbering=random``).  Endpoint indices follow the network's module
+    order, so on the generated fabrics (hosts ``H*s .. H*s+H-1`` on switch
+    ``s``) ``consecutive`` puts consecutive numbers on the same switch and
+    ``interleaved`` with ``blocks`` = the number of switches on consecutive
+    switches.
+
+    Examples
+    --------
+    Eight hosts on two switches (endpoints 0-3 on the first, 4-7 on the
+    second); interleaved, host number p is endpoint ``(p % 2) * 4 + p // 2``:
+
+    >>> BitReversal(8, {"numbering": "interleaved", "blocks": "2"}).number.tolist()
+    [0, 2, 4, 6, 1, 3, 5, 7]
+    """
+
+    option_names = ("blocks", "numbering")
+    numberings = ("consecutive", "interleaved", "random")
     idle_reason = "their image is themselves, or no endpoint when the number of endpoints is not a power of two"
 
     def __init__(self, num_hosts, options=None, rng=None):
         super().__init__(num_hosts, options, rng)
         self.bits = max(1, int(np.ceil(np.log2(num_hosts))))
-        self.target = np.array([self.image(s) for s in range(num_hosts)], dtype=np.int64)
-        self.target[(self.target == np.arange(num_hosts)) | (self.target >= num_hosts)] = -1
+        #: the host number of each endpoint (the permutation acts on these)
+        self.number = self._numbering(num_hosts)
+        endpoint = np.empty(num_hosts, dtype=np.int64)
+        endpoint[self.number] = np.arange(num_hosts)
+        image = np.array([self.image(int(p)) for p in self.number], dtype=np.int64)
+        self.target = np.full(num_hosts, -1, dtype=np.int64)
+        ok = (image < num_hosts) & (image != self.number)
+        self.target[ok] = endpoint[image[ok]]
+
+    def _numbering(self, n: int) -> np.ndarray:
+        numbering = self.options.get("numbering", "consecutive")
+        if numbering not in self.numberings:
+            raise ConfigError(f"traffic pattern '{self.name}': 'numbering' must be one of"
+                              f" {', '.join(self.numberings)} (got {numbering!r}){did_you_mean(numbering, self.numberings)}")
+        if ("blocks" in self.options) != (numbering == "interleaved"):
+            raise ConfigError(f"traffic pattern '{self.name}': 'blocks' goes with numbering=interleaved, and only with it")
+        if numbering == "consecutive":
+            return np.arange(n, dtype=np.int64)
+        if numbering == "random":
+            return self.rng.permutation(n).astype(np.int64)
+        try:
+            blocks = int(self.options["blocks"])
+        except ValueError:
+            raise ConfigError(f"traffic pattern '{self.name}': 'blocks' must be an integer"
+                              f" (got {self.options['blocks']!r})") from None
+        if blocks < 1 or n % blocks:
+            raise ConfigError(f"traffic pattern '{self.name}': 'blocks' must divide the {n} endpoints (got {blocks})")
+        per = n // blocks
+        e = np.arange(n, dtype=np.int64)
+        return (e % per) * blocks + e // per  # endpoint per*s + j (block s, slot j) is number j*blocks + s
 
     def image(self, src: int) -> int:
         """The image of source index *src* under the permutation of its ``bits`` index bits.

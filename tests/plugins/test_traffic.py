@@ -64,6 +64,48 @@ class TestPermutations:
         assert (d == pat.target[1]).all()
 
 
+class TestNumbering:
+    def test_interleaved_bit_reversal_on_four_switches_of_four_hosts(self):
+        # endpoints 4s..4s+3 on switch s; interleaved, host number p is endpoint (p % 4) * 4 + p // 4
+        pat = BitReversal(16, {"numbering": "interleaved", "blocks": "4"})
+        assert pat.number.tolist() == [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]
+        # endpoint 1 is number 4 = 0100 -> 0010 = number 2 = endpoint 8; endpoint 5 is number 5 -> 10 = endpoint 10;
+        # numbers 0, 6, 9, 15 (endpoints 0, 9, 6, 15) are fixed points and send nothing
+        assert pat.target.tolist() == [-1, 8, 4, 12, 2, 10, -1, 14, 1, -1, 5, 13, 3, 11, 7, -1]
+
+    def test_consecutive_is_the_default(self):
+        assert BitReversal(16, {"numbering": "consecutive"}).target.tolist() == BitReversal(16).target.tolist()
+
+    @pytest.mark.parametrize("cls", [BitReversal, Transpose, Shuffle])
+    @pytest.mark.parametrize("numbering", [{"numbering": "interleaved", "blocks": "8"}, {"numbering": "random"}])
+    def test_renumbered_permutation_is_conjugate(self, cls, numbering):
+        # the destination's number is the image of the source's number
+        plain = cls(64)
+        pat = cls(64, numbering, np.random.default_rng(3))
+        endpoint = {int(p): e for e, p in enumerate(pat.number)}
+        for e in range(64):
+            image = plain.image(int(pat.number[e]))
+            assert pat.target[e] == (-1 if image == pat.number[e] else endpoint[image])
+
+    def test_random_numbering_is_a_permutation_from_the_generator(self):
+        a = BitReversal(32, {"numbering": "random"}, np.random.default_rng(5))
+        b = BitReversal(32, {"numbering": "random"}, np.random.default_rng(5))
+        assert sorted(a.number.tolist()) == list(range(32)) and a.number.tolist() == b.number.tolist()
+        assert a.number.tolist() != list(range(32))
+
+    @pytest.mark.parametrize("opts, match", [
+        ({"numbering": "interleave"}, "'numbering' must be one of consecutive, interleaved, random"),
+        ({"numbering": "interleaved"}, "'blocks' goes with numbering=interleaved"),
+        ({"blocks": "4"}, "'blocks' goes with numbering=interleaved"),
+        ({"numbering": "interleaved", "blocks": "x"}, "'blocks' must be an integer"),
+        ({"numbering": "interleaved", "blocks": "5"}, "'blocks' must divide the 16 endpoints"),
+        ({"numbering": "interleaved", "blocks": "0"}, "'blocks' must divide"),
+    ])
+    def test_bad_options(self, opts, match):
+        with pytest.raises(ConfigError, match=match):
+            BitReversal(16, opts)
+
+
 class TestHotSpot:
     def test_fraction_goes_to_the_hot_spot(self):
         pat = HotSpot(32, {"fraction": "0.2", "hotspot": "5"})

@@ -1,0 +1,288 @@
+"""Martínez et al. (2003) Table 1 (and Fig. 3's throughputs): our saturation searches beside the paper's.
+
+The searches are ordinary ``ibfabric saturation`` runs of the experiment
+files ``experiments/martinez2003_table1*.toml`` (the paper's switch, the
+``martinez2003-fa`` configuration); each writes
+``results/<experiment>/saturation.csv``.  This script gathers those files
+into ``experiments/results/martinez2003_table1.json`` (one row per search:
+fabric, deterministic or adaptive, throughput, bracket, status) with the
+simulation time of their runs, and prints the tables of
+``experiments/README.md``: the factor of throughput increase (100 %
+adaptive over 100 % deterministic, fabric by fabric) beside the paper's,
+the window check, bit-reversal under three host numberings, and Fig. 3's
+saturation points in the paper's unit.
+
+::
+
+    python experiments/martinez2003_table1.py            # gather results/*/saturation.csv, write the JSON, print
+    python experiments/martinez2003_table1.py --report   # print the tables of the committed JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "martinez2003_table1.json"
+#: Uniform traffic, MR/LS 2/4, on the paper's switch without its output buffers (the substitute switch).
+NOBUF = "Unif., no output buffers"
+EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003_table1_window",
+               "martinez2003_table1_large_window", "martinez2003_table1_more", "martinez2003_table1_more_large",
+               "martinez2003_table1_br", "martinez2003_table1_nobuf")
+#: The column of the experiments that do not name theirs (uniform traffic, MR/LS 2/4, unless said here).
+EXPERIMENT_COLUMN = {"martinez2003_table1_br": "BR", "martinez2003_table1_nobuf": NOBUF}
+#: The window of the experiment files without a ``time`` variable.
+DEFAULT_WINDOW = "200us"
+#: A 1x SDR link carries 2 Gb/s of data (8b/10b): 0.25 bytes per ns; 4 hosts per switch (section 5.1).
+LINK_BYTES_PER_NS = 0.25
+HOSTS_PER_SWITCH = 4
+
+#: Table 1 of the paper: (min, max, avg) of the factor for 32-byte and for 256-byte packets, by (column, switches).
+#: "Unif." is uniform traffic with MR/LS 2/4; HS and BR are MR/LS 2/4 too.  The paper has no 8-switch 6-link rows.
+PAPER: dict[tuple[str, int], tuple[tuple[float, float, float], tuple[float, float, float]]] = {
+    ("Unif.", 8): ((1.30, 1.69, 1.50), (1.24, 1.51, 1.37)),
+    ("Unif.", 16): ((1.26, 2.04, 1.70), (1.22, 1.79, 1.50)),
+    ("Unif.", 32): ((1.77, 3.11, 2.38), (1.64, 2.24, 1.99)),
+    ("Unif.", 64): ((2.75, 3.94, 3.27), (2.19, 2.87, 2.53)),
+    ("HS 5%", 8): ((1.15, 1.71, 1.40), (1.14, 1.50, 1.33)),
+    ("HS 5%", 16): ((1.23, 1.91, 1.55), (1.33, 1.82, 1.51)),
+    ("HS 5%", 32): ((1.38, 2.17, 1.78), (1.36, 2.00, 1.67)),
+    ("HS 5%", 64): ((1.62, 2.20, 1.85), (1.45, 2.00, 1.69)),
+    ("HS 10%", 8): ((1.03, 1.45, 1.21), (1.09, 1.35, 1.17)),
+    ("HS 10%", 16): ((1.07, 1.37, 1.22), (1.11, 1.38, 1.20)),
+    ("HS 10%", 32): ((1.09, 1.50, 1.31), (1.05, 1.41, 1.26)),
+    ("HS 10%", 64): ((1.19, 1.48, 1.27), (1.14, 1.33, 1.22)),
+    ("BR", 8): ((1.21, 1.90, 1.58), (1.20, 1.89, 1.59)),
+    ("BR", 16): ((1.12, 1.81, 1.51), (1.24, 1.66, 1.47)),
+    ("BR", 32): ((1.41, 3.13, 2.18), (1.46, 2.46, 1.98)),
+    ("BR", 64): ((2.16, 4.09, 2.83), (2.35, 2.99, 2.52)),
+    ("3/4", 8): ((1.30, 1.77, 1.55), (1.24, 1.58, 1.41)),
+    ("3/4", 16): ((1.30, 2.16, 1.76), (1.33, 1.88, 1.58)),
+    ("3/4", 32): ((1.77, 3.39, 2.49), (1.18, 2.53, 2.01)),
+    ("3/4", 64): ((2.87, 4.28, 3.47), (2.28, 3.25, 2.69)),
+    ("2/6", 16): ((1.40, 2.30, 1.83), (1.39, 2.05, 1.65)),
+    ("2/6", 32): ((1.76, 2.98, 2.34), (1.20, 2.47, 1.98)),
+    ("2/6", 64): ((2.58, 4.00, 3.57), (2.56, 3.19, 2.92)),
+    ("3/6", 16): ((1.42, 2.52, 1.94), (1.40, 2.23, 1.74)),
+    ("3/6", 32): ((1.98, 3.27, 2.53), (1.75, 2.69, 2.20)),
+    ("3/6", 64): ((2.85, 4.31, 3.86), (2.85, 3.52, 3.21)),
+    ("4/6", 16): ((1.42, 2.55, 1.96), (1.41, 2.27, 1.76)),
+    ("4/6", 32): ((1.94, 3.40, 2.56), (1.79, 2.69, 2.24)),
+    ("4/6", 64): ((2.99, 4.45, 3.90), (2.85, 3.52, 3.25)),
+}
+#: The averages of the input-queued substitute switch (no output buffers) that experiments/README.md gave
+#: before the paper's switch was composable (commit e3066f4), by (column, switches, size); 5 fabrics for the
+#: columns other than "Unif.", 10 for it.
+SUBSTITUTE: dict[tuple[str, int, str], float] = {
+    ("Unif.", 8, "32B"): 1.60, ("Unif.", 16, "32B"): 1.97, ("Unif.", 32, "32B"): 2.37, ("Unif.", 64, "32B"): 3.73,
+    ("Unif.", 8, "256B"): 1.60, ("Unif.", 16, "256B"): 1.90, ("Unif.", 32, "256B"): 2.21, ("Unif.", 64, "256B"): 3.44,
+    ("HS 5%", 8, "32B"): 1.33, ("HS 5%", 16, "32B"): 1.54, ("HS 10%", 8, "32B"): 1.13, ("HS 10%", 16, "32B"): 1.13,
+    ("BR", 8, "32B"): 1.09, ("BR", 16, "32B"): 1.10, ("3/4", 8, "32B"): 1.58, ("3/4", 16, "32B"): 2.01,
+    ("2/6", 8, "32B"): 1.33, ("2/6", 16, "32B"): 1.84, ("4/6", 8, "32B"): 1.38, ("4/6", 16, "32B"): 1.90,
+}
+#: Fig. 3: the x axis of each panel (the paper's "Traffic (flits/ns/switch)"; section 5.1 says bytes/ns/switch),
+#: and where its latency axis starts (ns), by switches.  The text gives no curve values.
+PAPER_FIG3_AXES = {8: ((0.02, 0.18), 1000), 16: ((0.02, 0.1), 1000), 32: ((0.01, 0.07), 1500), 64: ((0.01, 0.05), 2000)}
+COLUMNS = ("Unif.", "HS 5%", "HS 10%", "BR", "3/4", "2/6", "3/6", "4/6")
+
+
+# ------------------------------------------------------------------ gather
+
+
+def _value(text: str) -> Any:
+    if text in ("", "None"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def gather(root: Path) -> dict[str, Any]:
+    """The searches of every experiment in :data:`EXPERIMENTS` that has a ``saturation.csv`` under *root*."""
+    searches, runs = [], {}
+    for name in EXPERIMENTS:
+        path = root / name / "saturation.csv"
+        if not path.is_file():
+            continue
+        with path.open(newline="") as f:
+            for row in csv.DictReader(f):
+                r = {k: _value(v) for k, v in row.items()}
+                r.setdefault("column", EXPERIMENT_COLUMN.get(name, "Unif."))
+                r.setdefault("numbering", "consecutive" if r["column"] in ("Unif.", "BR") else None)
+                r["window"] = r.pop("time", None) or DEFAULT_WINDOW
+                r["experiment"] = name
+                searches.append({k: r.get(k) for k in (
+                    "experiment", "column", "numbering", "size", "switches", "topo", "window", "adaptive", "status",
+                    "saturation_load_low", "saturation_load_high", "throughput", "probes")})
+        walls = [json.loads(p.read_text()).get("wall_s", 0.0) for p in (root / name / "runs").glob("*/summary.json")]
+        runs[name] = {"runs": len(walls), "wall_s": sum(walls)}
+    return {"paper": "Martínez et al. 2003, Table 1", "searches": searches, "runs": runs}
+
+
+# ------------------------------------------------------------------ report
+
+
+def factors(searches: list[dict[str, Any]]) -> dict[tuple, list[tuple[int, float, float]]]:
+    """(column, numbering, size, switches, window) -> [(fabric, deterministic, adaptive throughput)]."""
+    by: dict[tuple, dict[int, dict[int, float]]] = {}
+    for s in searches:
+        key = (s["column"], s["numbering"], s["size"], s["switches"], s["window"])
+        by.setdefault(key, {}).setdefault(s["topo"], {})[s["adaptive"]] = s["throughput"]
+    return {k: sorted((t, v[0], v[1]) for t, v in fabrics.items() if 0 in v and 1 in v and v[0])
+            for k, fabrics in by.items()}
+
+
+def _stats(pairs) -> tuple[float, float, float]:
+    f = [a / d for _, d, a in pairs]
+    return min(f), max(f), sum(f) / len(f)
+
+
+def _f(x: float | None, fmt: str = "{:.2f}") -> str:
+    return "-" if x is None else fmt.format(x)
+
+
+def table1(fs, columns, with_substitute: bool, only: set | None = None) -> list[str]:
+    out = ["| column | size | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** "
+           + ("| substitute switch avg " if with_substitute else "") + "| ours: det. / adaptive throughput (avg) |",
+           "|---" * (12 if with_substitute else 11) + "|"]
+    for col in columns:
+        for size in ("32B", "256B"):
+            for sw in (8, 16, 32, 64):
+                pairs = fs.get((col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, DEFAULT_WINDOW))
+                if not pairs or (only is not None and (size, sw) not in only):
+                    continue
+                lo, hi, avg = _stats(pairs)
+                paper = PAPER.get((col, sw))
+                p = paper[0 if size == "32B" else 1] if paper else (None, None, None)
+                det = sum(d for _, d, _ in pairs) / len(pairs)
+                ada = sum(a for _, _, a in pairs) / len(pairs)
+                sub = f"| {_f(SUBSTITUTE.get((col, sw, size)))} " if with_substitute else ""
+                out.append(f"| {col} | {size} | {sw} | {len(pairs)} | {lo:.2f} | {hi:.2f} | **{avg:.2f}** | "
+                           f"{_f(p[0])} | {_f(p[1])} | **{_f(p[2])}** {sub}| {det:.3f} / {ada:.3f} |")
+    return out
+
+
+def window_table(fs) -> list[str]:
+    out = ["| size | switches | fabric | window W | det. 200 us | det. W | adaptive 200 us | adaptive W "
+           "| factor 200 us | factor W | change |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    changes: dict[str, list[float]] = {}
+    for (col, num, size, sw, window), pairs in sorted(fs.items(), key=lambda kv: str(kv[0])):
+        if window == DEFAULT_WINDOW:
+            continue
+        base = {t: (d, a) for t, d, a in fs.get((col, num, size, sw, DEFAULT_WINDOW), [])}
+        for t, d, a in pairs:
+            if t not in base:
+                continue
+            d0, a0 = base[t]
+            change = (a / d) / (a0 / d0) - 1
+            changes.setdefault(f"{sw} switches, {window}", []).append(change)
+            out.append(f"| {size} | {sw} | {t} | {window} | {d0:.4f} | {d:.4f} | {a0:.4f} | {a:.4f} | {a0 / d0:.2f} | "
+                       f"{a / d:.2f} | {100 * change:+.1f} % |")
+    out.append("")
+    for what, c in changes.items():
+        out.append(f"- {what} against 200 us: the factor changes by {100 * min(c):+.1f} % to {100 * max(c):+.1f} %, "
+                   f"{100 * sum(c) / len(c):+.1f} % on average ({len(c)} fabrics).")
+    return out
+
+
+def numbering_table(fs) -> list[str]:
+    out = ["| numbering | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** | det. / adaptive throughput (avg) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for num in ("consecutive", "interleaved", "random"):
+        for sw in (8, 16, 32, 64):
+            pairs = fs.get(("BR", num, "32B", sw, DEFAULT_WINDOW))
+            if not pairs:
+                continue
+            lo, hi, avg = _stats(pairs)
+            p = PAPER[("BR", sw)][0]
+            det = sum(d for _, d, _ in pairs) / len(pairs)
+            ada = sum(a for _, _, a in pairs) / len(pairs)
+            out.append(f"| {num} | {sw} | {len(pairs)} | {lo:.2f} | {hi:.2f} | **{avg:.2f}** | {p[0]:.2f} | {p[1]:.2f} | "
+                       f"**{p[2]:.2f}** | {det:.3f} / {ada:.3f} |")
+    return out
+
+
+def fig3_table(fs) -> list[str]:
+    out = ["| switches | ours 0 % / 100 % (fraction of link rate) | in bytes/ns/switch | in bytes/ns/host "
+           "| paper's x axis | axis end / ours 100 %, per switch | per host | paper's latency axis starts at |",
+           "|---|---|---|---|---|---|---|---|"]
+    for sw in (8, 16, 32, 64):
+        pairs = [p for p in fs.get(("Unif.", "consecutive", "32B", sw, DEFAULT_WINDOW), []) if p[0] == 1]
+        if not pairs:
+            continue
+        _, d, a = pairs[0]
+        host = LINK_BYTES_PER_NS
+        switch = LINK_BYTES_PER_NS * HOSTS_PER_SWITCH
+        (x0, x1), lat = PAPER_FIG3_AXES[sw]
+        out.append(f"| {sw} | {d:.3f} / {a:.3f} | {d * switch:.3f} / {a * switch:.3f} | {d * host:.4f} / {a * host:.4f} | "
+                   f"{x0}-{x1} | {x1 / (a * switch):.2f} | {x1 / (a * host):.2f} | {lat} ns |")
+    return out
+
+
+def report(res: dict[str, Any]) -> str:
+    fs = factors(res["searches"])
+    out = ["### Uniform traffic, MR/LS 2/4 (Table 1, left, first rows)\n"]
+    out += table1(fs, ["Unif."], with_substitute=True)
+    if any(k[0] == NOBUF for k in fs):
+        out += ["", "### The same switch without its output buffers (the substitute switch), same search\n"]
+        out += table1(fs, ["Unif.", NOBUF], with_substitute=False, only={(k[2], k[3]) for k in fs if k[0] == NOBUF})
+    if any(k[0] not in ("Unif.", NOBUF) and k[1] in (None, "consecutive") for k in fs):
+        out += ["", "### The other columns\n"]
+        out += table1(fs, [c for c in COLUMNS if c != "Unif."], with_substitute=True)
+    if any(k[4] != DEFAULT_WINDOW for k in fs):
+        out += ["", "### The window: the same searches with longer windows W (warm-up a quarter of W)\n"]
+        out += window_table(fs)
+    if any(k[0] == "BR" and k[1] not in (None, "consecutive") for k in fs):
+        out += ["", "### Bit-reversal under three host numberings (32-byte packets)\n"]
+        out += numbering_table(fs)
+    out += ["", "### Fig. 3's saturation points in the paper's unit (fabric 1, 32-byte packets)\n"]
+    out += fig3_table(fs)
+    bad = [s for s in res["searches"] if s["status"] != "ok"]
+    out += ["", f"Searches: {len(res['searches'])}, of them not 'ok': {len(bad)}"
+            + "".join(f"; {s['experiment']} {s['column']} {s['size']} {s['switches']} sw fabric {s['topo']} "
+                      f"adaptive {s['adaptive']}: {s['status']}" for s in bad[:10])]
+    out += ["", "| experiment | runs | simulation time (sum of the runs' wall time) |", "|---|---|---|"]
+    for name, r in res["runs"].items():
+        out.append(f"| {name} | {r['runs']} | {r['wall_s'] / 60:.1f} min |")
+    return "\n".join(out)
+
+
+# -------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=Path("results"),
+                    help="the directory the searches wrote to (default results/, the sweeps' default)")
+    ap.add_argument("--out", type=Path, default=RESULTS, help=f"gathered results (default {RESULTS.relative_to(HERE.parent)})")
+    ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
+    args = ap.parse_args(argv)
+    if args.report:
+        try:
+            res = json.loads(args.out.read_text())
+        except (OSError, ValueError) as exc:
+            ap.error(f"cannot read {args.out}: {exc}")
+        print(report(res))
+        return 0
+    res = gather(args.results)
+    if not res["searches"]:
+        ap.error(f"no saturation.csv of {', '.join(EXPERIMENTS)} under {args.results}: run the searches first "
+                 "(ibfabric saturation experiments/martinez2003_table1.toml --jobs 1)")
+    from ibfabric.results import to_json, write_atomic
+
+    write_atomic(args.out, to_json(res, indent=1) + "\n")
+    print(report(res))
+    print(f"\nresults written to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
