@@ -6,7 +6,8 @@ files ``experiments/martinez2003_table1*.toml`` (the paper's switch, the
 ``results/<experiment>/saturation.csv``.  This script gathers those files
 into ``experiments/results/martinez2003_table1.json`` (one row per search:
 fabric, deterministic or adaptive, throughput, bracket, status) with the
-simulation time of their runs, and prints the tables of
+simulation time of their runs (an experiment found under ``results/``
+replaces its own rows; the others' rows in the JSON are kept), and prints the tables of
 ``experiments/README.md``: the factor of throughput increase (100 %
 adaptive over 100 % deterministic, fabric by fabric) beside the paper's,
 the window check, bit-reversal under three host numberings, and Fig. 3's
@@ -14,7 +15,7 @@ saturation points in the paper's unit.
 
 ::
 
-    python experiments/martinez2003_table1.py            # gather results/*/saturation.csv, write the JSON, print
+    python experiments/martinez2003_table1.py            # gather results/*/saturation.csv into the JSON, print
     python experiments/martinez2003_table1.py --report   # print the tables of the committed JSON
 """
 
@@ -125,6 +126,20 @@ def gather(root: Path) -> dict[str, Any]:
         walls = [json.loads(p.read_text()).get("wall_s", 0.0) for p in (root / name / "runs").glob("*/summary.json")]
         runs[name] = {"runs": len(walls), "wall_s": sum(walls)}
     return {"paper": "Martínez et al. 2003, Table 1", "searches": searches, "runs": runs}
+
+
+def keep_others(res: dict[str, Any], path: Path) -> dict[str, Any]:
+    """*res* with the searches and run times that *path* (an earlier gathering) holds of the experiments
+    *res* has none of: an experiment's results replace its own only, so a column searched in another
+    checkout, or long ago, stays in the file."""
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return res
+    here = set(res["runs"])
+    kept = [s for s in old.get("searches", []) if s.get("experiment") not in here]
+    runs = {k: v for k, v in old.get("runs", {}).items() if k not in here}
+    return {**res, "searches": kept + res["searches"], "runs": {**runs, **res["runs"]}}
 
 
 # ------------------------------------------------------------------ report
@@ -272,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"cannot read {args.out}: {exc}")
         print(report(res))
         return 0
-    res = gather(args.results)
+    res = keep_others(gather(args.results), args.out)
     if not res["searches"]:
         ap.error(f"no saturation.csv of {', '.join(EXPERIMENTS)} under {args.results}: run the searches first "
                  "(ibfabric saturation experiments/martinez2003_table1.toml --jobs 1)")

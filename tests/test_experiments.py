@@ -331,3 +331,14 @@ def test_martinez2003_table1_report(tmp_path):
     assert "| 8 | 0.300 / 0.450 | 0.300 / 0.450 | 0.0750 / 0.1125 |" in proc.stdout
     assert "| interleaved | 8 | 1 | 1.10 | 1.10 | **1.10** | 1.21 | 1.90 | **1.58** | 0.400 / 0.440 |" in proc.stdout
     assert len(json.loads(out.read_text())["searches"]) == 6
+    # gathered again with only the bit-reversal searches at hand: the uniform ones stay, br's are replaced
+    import shutil
+
+    shutil.rmtree(res)
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "martinez2003_table1.py"),
+                           "--results", str(tmp_path / "results"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    kept = json.loads(out.read_text())
+    assert [s["experiment"] for s in kept["searches"]].count("martinez2003_table1") == 4
+    assert len(kept["searches"]) == 6 and set(kept["runs"]) == {"martinez2003_table1", "martinez2003_table1_br"}
