@@ -20,6 +20,13 @@ Built in:
 ``max-credit``
     The most free credits downstream (Kim et al. 2007 §3.4 Max-Credit;
     Martínez §4.3 selection by port status); ties to the lowest index.
+``adaptive-first``
+    An adaptive option whenever one can take the packet (the most free
+    credits among them, ties to the lowest index); the escape option only
+    when none can (Duato's methodology as Martínez et al. 2003 §3 gives it:
+    a packet "first tries to reserve an adaptive queue.  If all of the
+    suitable outgoing adaptive queues are busy, then an escape queue is
+    selected").
 ``lfu``
     Least frequently used (Kim §3.4, after Vaidya et al.): one use counter
     per output VL of the switch, counting the packets this selector sent
@@ -34,7 +41,8 @@ from __future__ import annotations
 from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
-__all__ = ["PathSelector", "First", "RandomSelector", "MaxCredit", "LeastFrequentlyUsed", "Shortest"]
+__all__ = ["PathSelector", "First", "RandomSelector", "MaxCredit", "AdaptiveFirst", "LeastFrequentlyUsed",
+           "Shortest"]
 
 
 class PathSelector:
@@ -88,6 +96,20 @@ class MaxCredit(PathSelector):
             f, b = cands[k], cands[best]
             if f[2] > b[2] or (f[2] == b[2] and f[0].index < b[0].index):
                 best = k
+        return best
+
+
+class AdaptiveFirst(PathSelector):
+    """``adaptive-first``: the adaptive option with the most free credits; the escape option only if no
+    adaptive one is a candidate (ties to the lowest option index)."""
+    name = "adaptive-first"
+
+    def select(self, packet, cands, now):
+        best, best_key = 0, None
+        for k, (o, _vl, free) in enumerate(cands):
+            key = (not o.adaptive, -free, o.index)
+            if best_key is None or key < best_key:
+                best, best_key = k, key
         return best
 
 
@@ -152,5 +174,7 @@ def ibfabric_register_path_selectors(register) -> None:
     register("first", First, description="lowest option index: the escape option first")
     register("random", RandomSelector, description="uniformly at random among the options that can take the packet")
     register("max-credit", MaxCredit, description="most free credits downstream (Kim's Max-Credit, Martinez's status)")
+    register("adaptive-first", AdaptiveFirst,
+             description="an adaptive option whenever one can take the packet (most free credits), else the escape")
     register("lfu", LeastFrequentlyUsed, description="least frequently used output VL (one counter per VL, Kim)")
     register("shortest", Shortest, description="fewest hops to the destination")

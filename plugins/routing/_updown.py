@@ -21,10 +21,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from ibfabric.components.routing.fabric import FabricGraph
+from ibfabric.errors import ConfigError
 
 from ._common import SwitchView, default_root, resolve_switch
 
-__all__ = ["UpDown", "updown_for"]
+__all__ = ["UpDown", "updown_for", "root_node", "center_switch"]
 
 
 class UpDown:
@@ -204,9 +205,32 @@ class UpDown:
 
 
 def updown_for(fabric: FabricGraph, view: SwitchView, root_option: Any) -> UpDown:
-    """The up*/down* graph for an engine's ``root`` option (None = nearest the subnet manager)."""
-    node = default_root(fabric) if root_option in (None, "") else resolve_switch(fabric, root_option)
-    return UpDown(view, int(fabric.switch_row[node]))
+    """The up*/down* graph for an engine's ``root`` option (None = nearest the subnet manager,
+    ``center`` = :func:`center_switch`)."""
+    return UpDown(view, int(fabric.switch_row[root_node(fabric, root_option)]))
+
+
+def root_node(fabric: FabricGraph, root_option: Any) -> int:
+    """Node index of the root an engine's ``root`` option names: a LID or node name, ``center``
+    (:func:`center_switch`), or None / "" for the switch nearest the subnet manager."""
+    if root_option in (None, ""):
+        return default_root(fabric)
+    if str(root_option).strip() == "center":
+        return center_switch(fabric)
+    return resolve_switch(fabric, root_option)
+
+
+def center_switch(fabric: FabricGraph) -> int:
+    """Node index of the switch with the smallest sum of switch hops to every switch it reaches, ties to
+    the lowest node index (a root that keeps up*/down* paths short; Schroeder et al. leave the root open)."""
+    if not len(fabric.switches):
+        raise ConfigError("the fabric has no switch")
+    hops = fabric.switch_hops()
+    reach = (hops >= 0).sum(axis=1)
+    total = np.where(hops >= 0, hops, 0).sum(axis=1)
+    # the largest component first, then the shortest total distance, then the switch order
+    row = min(range(len(total)), key=lambda r: (-int(reach[r]), int(total[r]), int(fabric.switches[r])))
+    return int(fabric.switches[row])
 
 
 def root_info(fabric: FabricGraph, ud: UpDown) -> Mapping[str, Any]:

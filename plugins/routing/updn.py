@@ -24,7 +24,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     fabric : FabricGraph
         The fabric, with every LID assigned.
     options : dict of str
-        ``root``: the root switch, as a LID (digits) or a node name; default
+        ``root``: the root switch, as a LID (digits), a node name or ``center``; default
         the switch nearest the subnet manager's node (``fabric.sm_node``).
     rng : numpy.random.Generator
         Unused (the engine is deterministic).

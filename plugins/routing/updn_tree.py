@@ -10,7 +10,8 @@ from ibfabric.components.routing.fabric import FabricGraph
 from ibfabric.components.routing.tables import ForwardingTables
 from ibfabric.plugins.manager import hookimpl
 
-from ._common import SwitchView, default_root, expand_switch_ports, parse_options, record_work, resolve_switch, search_work
+from ._common import SwitchView, expand_switch_ports, parse_options, record_work, search_work
+from ._updown import root_node as updown_root
 from .updn import _lid_distances
 
 __all__ = ["compute", "bfs_tree"]
@@ -153,7 +154,7 @@ def compute(fabric: FabricGraph, options: Mapping[str, Any] | None = None, rng: 
     """
     opts = parse_options("updn-tree", options, {"root": (None, str)})
     view = SwitchView(fabric)
-    root_node = default_root(fabric) if opts["root"] in (None, "") else resolve_switch(fabric, opts["root"])
+    root_node = updown_root(fabric, opts["root"])
     root = int(fabric.switch_row[root_node])
     parent, level, up_port, down_port = bfs_tree(fabric, view, root)
     S = view.S

@@ -8,7 +8,7 @@ import pytest
 from ibfabric.components.packet import Packet
 from ibfabric.errors import ConfigError
 from ibfabric.plugins import PluginSet
-from ibfabric.plugins.selectors import First, LeastFrequentlyUsed, MaxCredit, RandomSelector
+from ibfabric.plugins.selectors import AdaptiveFirst, First, LeastFrequentlyUsed, MaxCredit, RandomSelector
 
 
 class _Tx:
@@ -18,7 +18,7 @@ class _Tx:
 
 class _Opt:
     def __init__(self, port, index):
-        self.tx, self.index = _Tx(port), index
+        self.tx, self.index, self.adaptive = _Tx(port), index, index > 0
 
 
 def cands(*rows):
@@ -32,12 +32,19 @@ P = Packet.make(1, 3, 256)
 class TestSelectors:
     def test_registered(self):
         names = set(PluginSet.load().path_selectors.names())
-        assert {"first", "random", "max-credit", "lfu", "shortest"} <= names
+        assert {"first", "random", "max-credit", "adaptive-first", "lfu", "shortest"} <= names
 
     def test_max_credit_takes_the_most_free_credits_ties_to_the_escape(self):
         s = MaxCredit({}, None)
         assert s.select(P, cands((1, 0, 0, 4), (2, 1, 0, 9), (3, 2, 0, 7)), 0.0) == 1
         assert s.select(P, cands((2, 1, 0, 9), (1, 0, 0, 9)), 0.0) == 1  # equal credits: lower index
+
+    def test_adaptive_first_takes_the_escape_only_when_no_adaptive_option_can(self):
+        s = AdaptiveFirst({}, None)
+        # the escape option has the most credits, an adaptive one is still taken: the one with most credits
+        assert s.select(P, cands((1, 0, 0, 16), (2, 1, 0, 1), (3, 2, 0, 3)), 0.0) == 2
+        assert s.select(P, cands((2, 1, 0, 3), (3, 2, 0, 3)), 0.0) == 0  # equal credits: lower index
+        assert s.select(P, cands((1, 0, 0, 2),), 0.0) == 0  # only the escape option could take it
 
     def test_lfu_counts_per_output_vl(self):
         s = LeastFrequentlyUsed({}, None)

@@ -105,6 +105,20 @@ class TestUpdn:
         assert d[fig1.switch_row[node_of_lid(fig1, 10)], 4] == 4  # sw10 -> sw5 -> sw2 -> sw1 -> h4
         assert d[0, 1] == 0
 
+    def test_center_root(self, fig1):
+        """root=center: the switch with the smallest sum of switch hops, ties to the lowest node."""
+        # in the chain fabric r reaches every switch in one hop (sum 4), c in 1+1+1+2 = 5
+        g = chain_fabric()
+        assert updn.compute(g, {"root": "center"}).info["root"] == "r"
+        # Fig. 1: the switches of LIDs 3 and 6 have the smallest sums (11 hops); LID 3's is the lower node
+        hops = fig1.switch_hops()
+        sums = {fig1.nodes[int(s)].lid: int(hops[r].sum()) for r, s in enumerate(fig1.switches)}
+        assert sums == {1: 13, 2: 13, 3: 11, 5: 17, 6: 11, 8: 17, 9: 17, 10: 15}
+        t = updn.compute(fig1, {"root": "center"})
+        assert t.info["root_lid"] == 3
+        assert assert_delivers(t).cycle == ()
+        assert fera.compute(fig1, {"root": "center"}).info["root_lid"] == 3
+
     def test_bad_root(self, fig1):
         with pytest.raises(ConfigError, match="no endpoint has LID 99"):
             updn.compute(fig1, {"root": "99"})
