@@ -12,6 +12,8 @@ computed here from the fabrics, never typed in:
   bisection  f = the smallest balanced cut's bound (halves of floor(N/2) and ceil(N/2) switches)
   bytens     f = 4 / N: the rate in bytes per ns over the whole network (a 1x SDR link carries 0.25 B/ns)
   vl         f = 1 / 16: a fraction of one VL's equal share of the link (Table 1's 16 VLs)
+  cut15      f = kim2007_15's cut factor on both fabrics: Fig. 9's rate per host is Figs. 7-8's (one
+             absolute unit for the paper's three figures, set by the 15-switch network)
 
   python experiments/kim2007_readings.py factors           # the factors, per fabric
   python experiments/kim2007_readings.py files             # writes experiments/kim2007_readings_<reading>.toml
@@ -19,6 +21,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
+  python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
   python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_drop}_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
@@ -40,7 +43,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-READINGS = ("host", "spf", "cut", "bisection", "bytens", "vl")
+READINGS = ("host", "spf", "cut", "bisection", "bytens", "vl", "cut15")
 
 
 def switch_graph(name: str) -> tuple[nx.MultiGraph, int]:
@@ -88,8 +91,9 @@ def factors(name: str) -> dict[str, float]:
     half = [cut_bound(m, k, n) for m, k in found if k in (n // 2, (n + 1) // 2)]
     if not half:  # no balanced cut of <= 3 links: the smallest balanced cut by exhaustive search (n <= 20)
         raise SystemExit(f"{name}: no balanced cut of at most 3 links")
+    cut15 = sparsest if name == "kim2007_15" else factors("kim2007_15")["cut"]
     return {"host": 1.0, "spf": 1 / worst, "cut": sparsest, "bisection": min(half), "bytens": 4 / n,
-            "vl": 1 / 16}
+            "vl": 1 / 16, "cut15": cut15}
 
 
 HEADER = """# Kim et al. 2007, Fig. {fig} schemes under the "{reading}" reading of the injection rate (issue 32),
@@ -188,7 +192,7 @@ SCREEN = ["spf", "spf+drop", "mp+lfu", "mp+lfu+drop", "mp+credit+drop"]
 
 def files() -> None:
     for reading in READINGS:
-        if reading == "bisection":  # the sparsest cut is a balanced one on both fabrics: same factor as "cut"
+        if reading in ("bisection", "cut15"):  # same factors as "cut" on kim2007_15 (the sparsest cut is balanced)
             continue
         loads = [0.6] if reading == "vl" else [0.2, 0.4, 0.6]
         print(write(f"kim2007_readings_{reading}", reading, "kim2007_15", 7, loads, SCREEN,
@@ -243,8 +247,11 @@ FIG9 = ["updn-r0", "updn-r15", "updn-r29", "spf", "spf+drop", "mp+lfu", "mp+lfu+
 def figures(reading: str) -> None:
     """Figs. 7 and 8 (kim2007_15, loads 0.1-0.6) and Fig. 9 (kim2007_30, 0.04-0.28) under *reading*."""
     loads = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
-    print(write(f"kim2007_paper_fig7_{reading}", reading, "kim2007_15", 7, loads, FIG7, "30ms", "180ms", "150 ms"))
-    print(write(f"kim2007_paper_fig8_{reading}", reading, "kim2007_15", 8, loads, FIG7, "30ms", "180ms", "150 ms"))
+    if reading != "cut15":  # cut15's Figs. 7-8 are the cut reading's
+        print(write(f"kim2007_paper_fig7_{reading}", reading, "kim2007_15", 7, loads, FIG7, "30ms", "180ms",
+                    "150 ms"))
+        print(write(f"kim2007_paper_fig8_{reading}", reading, "kim2007_15", 8, loads, FIG7, "30ms", "180ms",
+                    "150 ms"))
     print(write(f"kim2007_paper_fig9_{reading}", reading, "kim2007_30", 9, [0.04, 0.12, 0.2, 0.28], FIG9,
                 "30ms", "180ms", "150 ms"))
 
@@ -259,6 +266,12 @@ def fig9screen(reading: str) -> None:
     """Fig. 9's comparison points (20 %, 28 %) on kim2007_30 under another reading, screening window."""
     print(write(f"kim2007_readings_fig9_{reading}", reading, "kim2007_30", 9, [0.2, 0.28],
                 ["spf", "mp+lfu", "mp+lfu+drop"], "10ms", "70ms", "60 ms"))
+
+
+def fig9fine(reading: str) -> None:
+    """Fig. 9 between its last two loads (22, 24, 26 %) on kim2007_30: SPF, Multipath+LFU, +Drop, Fig. 9's window."""
+    print(write(f"kim2007_paper_fig9fine_{reading}", reading, "kim2007_30", 9, [0.22, 0.24, 0.26],
+                ["spf", "mp+lfu", "mp+lfu+drop"], "30ms", "180ms", "150 ms"))
 
 
 def deadlock(reading: str) -> None:
@@ -532,7 +545,7 @@ def deadlocks(dirs: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds"):
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -548,6 +561,8 @@ def main(argv: list[str]) -> int:
         deadlock(argv[1])
     elif argv[0] == "fig9screen":
         fig9screen(argv[1])
+    elif argv[0] == "fig9fine":
+        fig9fine(argv[1])
     elif argv[0] == "multicast":
         multicast(argv[1])
     elif argv[0] == "seeds":

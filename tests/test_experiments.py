@@ -147,7 +147,10 @@ def test_kim2007_readings_factors():
     f = kim2007_readings().factors("kim2007_15")
     # SPF's busiest link carries 42 of the 15 x 14 routes: 3.0 x a host's rate; the sparsest cut is a balanced
     # 2-link cut (7 | 8 switches): 2 x 14 / (7 x 8) = 0.5
-    assert f == {"host": 1.0, "spf": 1 / 3, "cut": 0.5, "bisection": 0.5, "bytens": 4 / 15, "vl": 1 / 16}
+    assert f == {"host": 1.0, "spf": 1 / 3, "cut": 0.5, "bisection": 0.5, "bytens": 4 / 15, "vl": 1 / 16,
+                 "cut15": 0.5}
+    # cut15 carries Figs. 7-8's absolute rate to Fig. 9's 30-switch network, whatever that network's own cut
+    assert kim2007_readings().factors("kim2007_30")["cut15"] == 0.5
 
 
 class TestBermudez2006Described:
