@@ -34,11 +34,19 @@ RESULTS = HERE / "results" / "martinez2003_table1.json"
 NOBUF = "Unif., no output buffers"
 EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003_table1_window",
                "martinez2003_table1_large_window", "martinez2003_table1_more", "martinez2003_table1_more_large",
-               "martinez2003_table1_br", "martinez2003_table1_nobuf")
+               "martinez2003_table1_br", "martinez2003_table1_nobuf", "martinez2003_table1_gap",
+               "martinez2003_table1_payload", "martinez2003_table1_root", "martinez2003_table1_roots",
+               "martinez2003_table1_roots16", "martinez2003_table1_400us")
+#: The columns of the root experiments: "Unif., root swK" (uniform 2/4 with switch K as the up*/down* root).
+ROOT_COLUMN = "Unif., root "
+#: Uniform traffic, MR/LS 2/4, with one choice the paper leaves open changed (the experiments name the column).
+VARIANTS = ("Unif., payload", "Unif., random selection", "Unif., adaptive first", "Unif., central root")
 #: The column of the experiments that do not name theirs (uniform traffic, MR/LS 2/4, unless said here).
 EXPERIMENT_COLUMN = {"martinez2003_table1_br": "BR", "martinez2003_table1_nobuf": NOBUF}
 #: The window of the experiment files without a ``time`` variable.
 DEFAULT_WINDOW = "200us"
+#: The window from which the factors no longer move (the window check: 400 us against 800 us).
+STABLE_WINDOW = "400us"
 #: A 1x SDR link carries 2 Gb/s of data (8b/10b): 0.25 bytes per ns; 4 hosts per switch (section 5.1).
 LINK_BYTES_PER_NS = 0.25
 HOSTS_PER_SWITCH = 4
@@ -164,15 +172,17 @@ def _f(x: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if x is None else fmt.format(x)
 
 
-def table1(fs, columns, with_substitute: bool, only: set | None = None) -> list[str]:
+def table1(fs, columns, with_substitute: bool, only: set | None = None, window: str = DEFAULT_WINDOW,
+           fabrics: int = 1) -> list[str]:
+    """Table 1's rows for *columns* at *window*, sizes with at least *fabrics* fabrics."""
     out = ["| column | size | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** "
            + ("| substitute switch avg " if with_substitute else "") + "| ours: det. / adaptive throughput (avg) |",
            "|---" * (12 if with_substitute else 11) + "|"]
     for col in columns:
         for size in ("32B", "256B"):
             for sw in (8, 16, 32, 64):
-                pairs = fs.get((col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, DEFAULT_WINDOW))
-                if not pairs or (only is not None and (size, sw) not in only):
+                pairs = fs.get((col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, window))
+                if not pairs or len(pairs) < fabrics or (only is not None and (size, sw) not in only):
                     continue
                 lo, hi, avg = _stats(pairs)
                 paper = PAPER.get((col, sw))
@@ -186,25 +196,25 @@ def table1(fs, columns, with_substitute: bool, only: set | None = None) -> list[
 
 
 def window_table(fs) -> list[str]:
-    out = ["| size | switches | fabric | window W | det. 200 us | det. W | adaptive 200 us | adaptive W "
-           "| factor 200 us | factor W | change |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    changes: dict[str, list[float]] = {}
-    for (col, num, size, sw, window), pairs in sorted(fs.items(), key=lambda kv: str(kv[0])):
-        if window == DEFAULT_WINDOW:
+    """Each longer window W against 200 us on the same fabrics (matched by seed), uniform 2/4."""
+    out = ["| size | switches | window W | fabrics | det. 200 us / W | adaptive 200 us / W | factor avg 200 us / W "
+           "| factor change, min / avg / max |", "|---|---|---|---|---|---|---|---|"]
+    for (col, num, size, sw, window), pairs in sorted(fs.items(), key=lambda kv: (kv[0][2] != "32B", kv[0][3],
+                                                                                   int(kv[0][4].rstrip("us")))):
+        if window == DEFAULT_WINDOW or col != "Unif.":
             continue
         base = {t: (d, a) for t, d, a in fs.get((col, num, size, sw, DEFAULT_WINDOW), [])}
-        for t, d, a in pairs:
-            if t not in base:
-                continue
-            d0, a0 = base[t]
-            change = (a / d) / (a0 / d0) - 1
-            changes.setdefault(f"{sw} switches, {window}", []).append(change)
-            out.append(f"| {size} | {sw} | {t} | {window} | {d0:.4f} | {d:.4f} | {a0:.4f} | {a:.4f} | {a0 / d0:.2f} | "
-                       f"{a / d:.2f} | {100 * change:+.1f} % |")
-    out.append("")
-    for what, c in changes.items():
-        out.append(f"- {what} against 200 us: the factor changes by {100 * min(c):+.1f} % to {100 * max(c):+.1f} %, "
-                   f"{100 * sum(c) / len(c):+.1f} % on average ({len(c)} fabrics).")
+        both = [(base[t], (d, a)) for t, d, a in pairs if t in base]
+        if not both:
+            continue
+        n = len(both)
+        mean = lambda xs: sum(xs) / n  # noqa: E731
+        ch = [(v[1] / v[0]) / (b[1] / b[0]) - 1 for b, v in both]
+        out.append(f"| {size} | {sw} | {window} | {n} | {mean([b[0] for b, _ in both]):.4f} / "
+                   f"{mean([v[0] for _, v in both]):.4f} | {mean([b[1] for b, _ in both]):.4f} / "
+                   f"{mean([v[1] for _, v in both]):.4f} | {mean([b[1] / b[0] for b, _ in both]):.2f} / "
+                   f"{mean([v[1] / v[0] for _, v in both]):.2f} | "
+                   f"{100 * min(ch):+.1f} / {100 * sum(ch) / n:+.1f} / {100 * max(ch):+.1f} % |")
     return out
 
 
@@ -242,6 +252,64 @@ def fig3_table(fs) -> list[str]:
     return out
 
 
+def variants_table(fs) -> list[str]:
+    """Each variant beside uniform 2/4 on the same fabrics (matched by seed), same window."""
+    out = ["| variant | size | switches | fabrics | det. throughput: 2/4 / variant | adaptive: 2/4 / variant "
+           "| factor avg: 2/4 / **variant** | paper avg | factor change, min / avg / max |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for col in VARIANTS:
+        for size in ("32B", "256B"):
+            for sw in (8, 16, 32, 64):
+                pairs = fs.get((col, None, size, sw, DEFAULT_WINDOW))
+                base = {t: (d, a) for t, d, a in fs.get(("Unif.", "consecutive", size, sw, DEFAULT_WINDOW), [])}
+                both = [(base[t], (d, a)) for t, d, a in pairs or () if t in base]
+                if not both:
+                    continue
+                n = len(both)
+                mean = lambda xs: sum(xs) / n  # noqa: E731
+                d0, d1 = mean([b[0] for b, _ in both]), mean([v[0] for _, v in both])
+                a0, a1 = mean([b[1] for b, _ in both]), mean([v[1] for _, v in both])
+                f0, f1 = mean([b[1] / b[0] for b, _ in both]), mean([v[1] / v[0] for _, v in both])
+                ch = [(v[1] / v[0]) / (b[1] / b[0]) - 1 for b, v in both]
+                paper = PAPER[("Unif.", sw)][0 if size == "32B" else 1][2]
+                out.append(f"| {col.removeprefix('Unif., ')} | {size} | {sw} | {n} | {d0:.3f} / {d1:.3f} | "
+                           f"{a0:.3f} / {a1:.3f} | {f0:.2f} / **{f1:.2f}** | {paper:.2f} | "
+                           f"{100 * min(ch):+.1f} / {100 * sum(ch) / n:+.1f} / {100 * max(ch):+.1f} % |")
+    return out
+
+
+def roots_table(fs) -> list[str]:
+    """Per size: the deterministic throughput and the factor over every choice of up*/down* root, fabric by
+    fabric, averaged over the fabrics (32-byte packets)."""
+    out = ["| switches | fabrics | roots each | det. throughput: worst root / sw0 / best root | factor: root sw0 "
+           "| root of the best det. throughput | lowest over roots | highest over roots | paper: min / max / **avg** | "
+           "ours, root of the best det.: min / max |", "|---" * 10 + "|"]
+    for sw in (8, 16, 32, 64):
+        per: dict[int, dict[str, tuple[float, float]]] = {}
+        for (col, _num, size, n, window), pairs in fs.items():
+            if not col.startswith(ROOT_COLUMN) or size != "32B" or n != sw or window != DEFAULT_WINDOW:
+                continue
+            for t, d, a in pairs:
+                per.setdefault(t, {})[col.removeprefix(ROOT_COLUMN)] = (d, a)
+        per = {t: r for t, r in per.items() if "sw0" in r and len(r) == sw}
+        if not per:
+            continue
+        n = len(per)
+        mean = lambda xs: sum(xs) / n  # noqa: E731
+        worst = mean([min(d for d, _ in r.values()) for r in per.values()])
+        best = mean([max(d for d, _ in r.values()) for r in per.values()])
+        d0 = mean([r["sw0"][0] for r in per.values()])
+        f0 = mean([r["sw0"][1] / r["sw0"][0] for r in per.values()])
+        fbest = [(lambda d, a: a / d)(*max(r.values())) for r in per.values()]
+        flo = mean([min(a / d for d, a in r.values()) for r in per.values()])
+        fhi = mean([max(a / d for d, a in r.values()) for r in per.values()])
+        p = PAPER[("Unif.", sw)][0]
+        out.append(f"| {sw} | {n} | {sw} | {worst:.3f} / {d0:.3f} / {best:.3f} | {f0:.2f} | **{mean(fbest):.2f}** | "
+                   f"{flo:.2f} | {fhi:.2f} | {p[0]:.2f} / {p[1]:.2f} / **{p[2]:.2f}** | "
+                   f"{min(fbest):.2f} / {max(fbest):.2f} |")
+    return out
+
+
 #: The experiment of the numbering comparison: its three numberings searched alike (the other columns'
 #: file searches bit-reversal's consecutive numbering too, with seeds of its own).
 NUMBERINGS = "martinez2003_table1_br"
@@ -258,9 +326,18 @@ def report(res: dict[str, Any]) -> str:
     if any(k[0] not in ("Unif.", NOBUF) and k[1] in (None, "consecutive") for k in fs):
         out += ["", "### The other columns\n"]
         out += table1(fs, [c for c in COLUMNS if c != "Unif."], with_substitute=True)
+    if any(k[0] in VARIANTS for k in fs):
+        out += ["", "### What the paper leaves open, one choice at a time (uniform 2/4, the same fabrics and search)\n"]
+        out += variants_table(fs)
+    if any(k[0].startswith(ROOT_COLUMN) for k in fs):
+        out += ["", "### Every switch as the up*/down* root (uniform 2/4, 32-byte packets, the same fabrics and search)\n"]
+        out += roots_table(fs)
     if any(k[4] != DEFAULT_WINDOW for k in fs):
         out += ["", "### The window: the same searches with longer windows W (warm-up a quarter of W)\n"]
         out += window_table(fs)
+    if any(k[0] == "Unif." and k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fs.items()):
+        out += ["", f"### Uniform traffic at the stable window ({STABLE_WINDOW}, sizes with 10 fabrics)\n"]
+        out += table1(fs, ["Unif."], with_substitute=False, window=STABLE_WINDOW, fabrics=10)
     if fs_br:
         out += ["", "### Bit-reversal under three host numberings (32-byte packets)\n"]
         out += numbering_table(fs_br)

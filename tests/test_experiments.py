@@ -323,6 +323,14 @@ def test_martinez2003_table1_report(tmp_path):
         "saturation_load_high,throughput,probes\n"
         "martinez2003_table1_br,interleaved,8,x,32B,1,0,0,ok,0.4,0.405,0.40,9\n"
         "martinez2003_table1_br,interleaved,8,x,32B,1,1,0,ok,0.44,0.445,0.44,9\n")
+    # a variant (32 bytes of payload) on fabric 1 only: matched with uniform's fabric 1
+    gap = tmp_path / "results" / "martinez2003_table1_payload"
+    gap.mkdir()
+    (gap / "saturation.csv").write_text(
+        "experiment,column,size,wire,switches,topo,adaptive,repetition,status,saturation_load_low,"
+        "saturation_load_high,throughput,probes\n"
+        "martinez2003_table1_payload,\"Unif., payload\",32B,58B,8,1,0,0,ok,0.4,0.405,0.40,9\n"
+        "martinez2003_table1_payload,\"Unif., payload\",32B,58B,8,1,1,0,ok,0.5,0.505,0.50,9\n")
     out = tmp_path / "t1.json"
     proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "martinez2003_table1.py"),
                            "--results", str(tmp_path / "results"), "--out", str(out)],
@@ -333,7 +341,10 @@ def test_martinez2003_table1_report(tmp_path):
     # Fig. 3's unit: 0.45 of a 0.25 B/ns link, 4 hosts a switch
     assert "| 8 | 0.300 / 0.450 | 0.300 / 0.450 | 0.0750 / 0.1125 |" in proc.stdout
     assert "| interleaved | 8 | 1 | 1.10 | 1.10 | **1.10** | 1.21 | 1.90 | **1.58** | 0.400 / 0.440 |" in proc.stdout
-    assert len(json.loads(out.read_text())["searches"]) == 6
+    # factor 1.25 against fabric 1's 1.50: -16.7 %
+    assert ("| payload | 32B | 8 | 1 | 0.300 / 0.400 | 0.450 / 0.500 | 1.50 / **1.25** | 1.50 | "
+            "-16.7 / -16.7 / -16.7 % |") in proc.stdout
+    assert len(json.loads(out.read_text())["searches"]) == 8
     # gathered again with only the bit-reversal searches at hand: the uniform ones stay, br's are replaced
     import shutil
 
@@ -344,4 +355,62 @@ def test_martinez2003_table1_report(tmp_path):
     assert proc.returncode == 0, proc.stderr
     kept = json.loads(out.read_text())
     assert [s["experiment"] for s in kept["searches"]].count("martinez2003_table1") == 4
-    assert len(kept["searches"]) == 6 and set(kept["runs"]) == {"martinez2003_table1", "martinez2003_table1_br"}
+    assert len(kept["searches"]) == 8
+    assert set(kept["runs"]) == {"martinez2003_table1", "martinez2003_table1_br", "martinez2003_table1_payload"}
+
+
+def test_martinez2003_fig3_saturation_points(tmp_path):
+    """experiments/martinez2003_fig3.py: the highest unsaturated accepted load per adaptive share, in the paper's unit."""
+    runs = tmp_path / "fig3" / "runs"
+    points = [(0.0, 0.1, 0.10, False, 700.0), (0.0, 0.2, 0.19, False, 900.0), (0.0, 0.3, 0.21, True, 5000.0),
+              (1.0, 0.1, 0.10, False, 710.0), (1.0, 0.3, 0.30, False, 1200.0), (1.0, 0.4, 0.33, True, 9000.0)]
+    for k, (a, load, acc, sat, lat) in enumerate(points):
+        d = runs / f"r{k}"
+        d.mkdir(parents=True)
+        (d / "run.json").write_text(json.dumps({"status": "ok", "vars": {"switches": 8, "adaptive": a, "load": load}}))
+        (d / "summary.json").write_text(json.dumps({"accepted_load": acc, "saturated": sat, "latency_ns": {"mean": lat}}))
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "martinez2003_fig3.py"), str(tmp_path / "fig3")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    # 0 %: 0.19 (0.21 saturated); 100 %: 0.30; ratio 1.58; x 1 B/ns per switch (4 hosts x 0.25), 0.25 per host
+    assert "| 8 | 0.190 | - | - | - | 0.300 | 1.58 | 0.190 / 0.300 | 0.0475 / 0.0750 | 700-710 ns |" in proc.stdout
+
+
+def test_martinez2003_table1_roots_table():
+    """experiments/martinez2003_table1.py: the factor under every up*/down* root, fabric by fabric."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    # two fabrics of 8 switches; adaptive 0.5 under every root; det 0.25 under sw0, 0.4 under sw3 (fabric 1)
+    # or sw5 (fabric 2), 0.2 under the others
+    fs = {}
+    for k in range(8):
+        for t, good in ((1, 3), (2, 5)):
+            d = 0.25 if k == 0 else 0.4 if k == good else 0.2
+            fs.setdefault((f"Unif., root sw{k}", None, "32B", 8, "200us"), []).append((t, d, 0.5))
+    rows = mod.roots_table(fs)
+    # worst 0.2, sw0 0.25, best 0.4; factor 2.0 under sw0, 1.25 under the best root, 2.5 the highest
+    assert rows[2] == ("| 8 | 2 | 8 | 0.200 / 0.250 / 0.400 | 2.00 | **1.25** | 1.25 | 2.50 | 1.30 / 1.69 / **1.50** | "
+                       "1.25 / 1.25 |")
+    # a fabric without every root is left out
+    fs[("Unif., root sw7", None, "32B", 8, "200us")].pop()
+    assert mod.roots_table(fs)[2].startswith("| 8 | 1 | 8 |")
+
+
+def test_martinez2003_table1_window_table():
+    """experiments/martinez2003_table1.py: a longer window against 200 us on the same fabrics; Table 1 at 400 us."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    base = [(t, 0.2, 0.4) for t in range(1, 11)]
+    longer = [(t, 0.2, 0.44) for t in range(1, 11)]
+    fs = {("Unif.", "consecutive", "32B", 8, "200us"): base, ("Unif.", "consecutive", "32B", 8, "400us"): longer}
+    assert mod.window_table(fs)[2] == ("| 32B | 8 | 400us | 10 | 0.2000 / 0.2000 | 0.4000 / 0.4400 | 2.00 / 2.20 | "
+                                       "+10.0 / +10.0 / +10.0 % |")
+    rows = mod.table1(fs, ["Unif."], with_substitute=False, window="400us", fabrics=10)
+    assert rows[2] == "| Unif. | 32B | 8 | 10 | 2.20 | 2.20 | **2.20** | 1.30 | 1.69 | **1.50** | 0.200 / 0.440 |"
+    assert len(mod.table1(fs, ["Unif."], with_substitute=False, window="400us", fabrics=11)) == 2
