@@ -392,11 +392,15 @@ def test_martinez2003_table1_roots_table():
             fs.setdefault((f"Unif., root sw{k}", None, "32B", 8, "200us"), []).append((t, d, 0.5))
     rows = mod.roots_table(fs)
     # worst 0.2, sw0 0.25, best 0.4; factor 2.0 under sw0, 1.25 under the best root, 2.5 the highest
-    assert rows[2] == ("| 32B | 8 | 2 | 8 | 0.200 / 0.250 / 0.400 | 2.00 | **1.25** | 1.25 | 2.50 | "
+    assert rows[2] == ("| Unif. | 32B | 8 | 2 | 8 | 0.200 / 0.250 / 0.400 | 2.00 | **1.25** | 1.25 | 2.50 | "
                        "1.30 / 1.69 / **1.50** | 1.25 / 1.25 |")
     # a fabric without every root is left out
     fs[("Unif., root sw7", None, "32B", 8, "200us")].pop()
-    assert mod.roots_table(fs)[2].startswith("| 32B | 8 | 1 | 8 |")
+    assert mod.roots_table(fs)[2].startswith("| Unif. | 32B | 8 | 1 | 8 |")
+    # bit-reversal's roots: a row of their own, beside the paper's bit-reversal column
+    for k in range(8):
+        fs[(f"BR, root sw{k}", None, "32B", 8, "200us")] = [(1, 0.5, 0.6)]
+    assert mod.roots_table(fs)[3].startswith("| BR | 32B | 8 | 1 | 8 | 0.500 / 0.500 / 0.500 | 1.20 | **1.20** |")
 
 
 def test_martinez2003_table1_window_table():
