@@ -15,9 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-#: A 1x SDR link carries 2 Gb/s of data (8b/10b): 0.25 bytes per ns; 4 hosts per switch (section 5.1).
-LINK_BYTES_PER_NS = 0.25
-HOSTS_PER_SWITCH = 4
+from martinez2003_table1 import HOSTS_PER_SWITCH, LINK_BYTES_PER_NS  # this script's directory is on sys.path
+
 SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
@@ -40,7 +39,8 @@ def runs(dirs: list[Path]) -> list[dict]:
 
 def table(rows: list[dict]) -> list[str]:
     head = " | ".join(f"{round(100 * a)} %" for a in SHARES)
-    out = [f"| switches | {head} | 100 % / 0 % | 0 % / 100 % in bytes/ns/switch | per host | latency at the lowest load |",
+    out = [f"| switches | {head} | 100 % / 0 % | 0 % / 100 % in bytes/ns/switch | per host "
+           "| latency at the lowest load |",
            "|---" * (len(SHARES) + 5) + "|"]
     for sw in sorted({r["switches"] for r in rows}):
         best, low = {}, []

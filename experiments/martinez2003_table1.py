@@ -197,6 +197,27 @@ def table1(fs, columns, with_substitute: bool, only: set | None = None, window: 
     return out
 
 
+def _mean(xs) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs)
+
+
+def _matched(base_pairs, pairs):
+    """Fabric-matched comparison of two lists of (fabric, det, adaptive): the fabrics both have, and the means
+    of det, adaptive and factor on each side and the factor changes, or None if no fabric is shared."""
+    base = {t: (d, a) for t, d, a in base_pairs}
+    both = [(base[t], (d, a)) for t, d, a in pairs if t in base]
+    if not both:
+        return None
+    bases, others = [b for b, _ in both], [v for _, v in both]
+    det = (_mean(d for d, _ in bases), _mean(d for d, _ in others))
+    ada = (_mean(a for _, a in bases), _mean(a for _, a in others))
+    factor = (_mean(a / d for d, a in bases), _mean(a / d for d, a in others))
+    ch = [(v[1] / v[0]) / (b[1] / b[0]) - 1 for b, v in both]
+    change = f"{100 * min(ch):+.1f} / {100 * _mean(ch):+.1f} / {100 * max(ch):+.1f} %"
+    return len(both), det, ada, factor, change
+
+
 def window_table(fs) -> list[str]:
     """Each longer window W against 200 us on the same fabrics (matched by seed), uniform 2/4."""
     out = ["| size | switches | window W | fabrics | det. 200 us / W | adaptive 200 us / W | factor avg 200 us / W "
@@ -205,18 +226,29 @@ def window_table(fs) -> list[str]:
                                                                                    int(kv[0][4].rstrip("us")))):
         if window == DEFAULT_WINDOW or col != "Unif.":
             continue
-        base = {t: (d, a) for t, d, a in fs.get((col, num, size, sw, DEFAULT_WINDOW), [])}
-        both = [(base[t], (d, a)) for t, d, a in pairs if t in base]
-        if not both:
+        m = _matched(fs.get((col, num, size, sw, DEFAULT_WINDOW), []), pairs)
+        if m is None:
             continue
-        n = len(both)
-        mean = lambda xs: sum(xs) / n  # noqa: E731
-        ch = [(v[1] / v[0]) / (b[1] / b[0]) - 1 for b, v in both]
-        out.append(f"| {size} | {sw} | {window} | {n} | {mean([b[0] for b, _ in both]):.4f} / "
-                   f"{mean([v[0] for _, v in both]):.4f} | {mean([b[1] for b, _ in both]):.4f} / "
-                   f"{mean([v[1] for _, v in both]):.4f} | {mean([b[1] / b[0] for b, _ in both]):.2f} / "
-                   f"{mean([v[1] / v[0] for _, v in both]):.2f} | "
-                   f"{100 * min(ch):+.1f} / {100 * sum(ch) / n:+.1f} / {100 * max(ch):+.1f} % |")
+        n, (d0, d1), (a0, a1), (f0, f1), change = m
+        out.append(f"| {size} | {sw} | {window} | {n} | {d0:.4f} / {d1:.4f} | {a0:.4f} / {a1:.4f} | "
+                   f"{f0:.2f} / {f1:.2f} | {change} |")
+    return out
+
+
+def variants_table(fs) -> list[str]:
+    """Each variant beside uniform 2/4 on the same fabrics (matched by seed), same window."""
+    out = ["| variant | size | switches | fabrics | det. throughput: 2/4 / variant | adaptive: 2/4 / variant "
+           "| factor avg: 2/4 / **variant** | paper avg | factor change, min / avg / max |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for col, size, sw in ((c, z, w) for c in VARIANTS for z in ("32B", "256B") for w in (8, 16, 32, 64)):
+        m = _matched(fs.get(("Unif.", "consecutive", size, sw, DEFAULT_WINDOW), []),
+                     fs.get((col, None, size, sw, DEFAULT_WINDOW), []))
+        if m is None:
+            continue
+        n, (d0, d1), (a0, a1), (f0, f1), change = m
+        paper = PAPER[("Unif.", sw)][0 if size == "32B" else 1][2]
+        out.append(f"| {col.removeprefix('Unif., ')} | {size} | {sw} | {n} | {d0:.3f} / {d1:.3f} | "
+                   f"{a0:.3f} / {a1:.3f} | {f0:.2f} / **{f1:.2f}** | {paper:.2f} | {change} |")
     return out
 
 
@@ -254,32 +286,6 @@ def fig3_table(fs) -> list[str]:
     return out
 
 
-def variants_table(fs) -> list[str]:
-    """Each variant beside uniform 2/4 on the same fabrics (matched by seed), same window."""
-    out = ["| variant | size | switches | fabrics | det. throughput: 2/4 / variant | adaptive: 2/4 / variant "
-           "| factor avg: 2/4 / **variant** | paper avg | factor change, min / avg / max |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for col in VARIANTS:
-        for size in ("32B", "256B"):
-            for sw in (8, 16, 32, 64):
-                pairs = fs.get((col, None, size, sw, DEFAULT_WINDOW))
-                base = {t: (d, a) for t, d, a in fs.get(("Unif.", "consecutive", size, sw, DEFAULT_WINDOW), [])}
-                both = [(base[t], (d, a)) for t, d, a in pairs or () if t in base]
-                if not both:
-                    continue
-                n = len(both)
-                mean = lambda xs: sum(xs) / n  # noqa: E731
-                d0, d1 = mean([b[0] for b, _ in both]), mean([v[0] for _, v in both])
-                a0, a1 = mean([b[1] for b, _ in both]), mean([v[1] for _, v in both])
-                f0, f1 = mean([b[1] / b[0] for b, _ in both]), mean([v[1] / v[0] for _, v in both])
-                ch = [(v[1] / v[0]) / (b[1] / b[0]) - 1 for b, v in both]
-                paper = PAPER[("Unif.", sw)][0 if size == "32B" else 1][2]
-                out.append(f"| {col.removeprefix('Unif., ')} | {size} | {sw} | {n} | {d0:.3f} / {d1:.3f} | "
-                           f"{a0:.3f} / {a1:.3f} | {f0:.2f} / **{f1:.2f}** | {paper:.2f} | "
-                           f"{100 * min(ch):+.1f} / {100 * sum(ch) / n:+.1f} / {100 * max(ch):+.1f} % |")
-    return out
-
-
 def roots_table(fs) -> list[str]:
     """Per size: the deterministic throughput and the factor over every choice of up*/down* root, fabric by
     fabric, averaged over the fabrics."""
@@ -297,18 +303,17 @@ def roots_table(fs) -> list[str]:
         per = {t: r for t, r in per.items() if "sw0" in r and len(r) == sw}
         if not per:
             continue
-        n = len(per)
-        mean = lambda xs: sum(xs) / n  # noqa: E731
-        worst = mean([min(d for d, _ in r.values()) for r in per.values()])
-        best = mean([max(d for d, _ in r.values()) for r in per.values()])
-        d0 = mean([r["sw0"][0] for r in per.values()])
-        f0 = mean([r["sw0"][1] / r["sw0"][0] for r in per.values()])
-        fbest = [(lambda d, a: a / d)(*max(r.values())) for r in per.values()]
-        flo = mean([min(a / d for d, a in r.values()) for r in per.values()])
-        fhi = mean([max(a / d for d, a in r.values()) for r in per.values()])
+        n, rs = len(per), list(per.values())
+        worst = _mean(min(d for d, _ in r.values()) for r in rs)
+        best = _mean(max(d for d, _ in r.values()) for r in rs)
+        d0 = _mean(r["sw0"][0] for r in rs)
+        f0 = _mean(r["sw0"][1] / r["sw0"][0] for r in rs)
+        fbest = [a / d for d, a in (max(r.values()) for r in rs)]  # under the root of the best det.
+        flo = _mean(min(a / d for d, a in r.values()) for r in rs)
+        fhi = _mean(max(a / d for d, a in r.values()) for r in rs)
         p = PAPER[(base, sw)][0 if size == "32B" else 1]
         out.append(f"| {base} | {size} | {sw} | {n} | {sw} | {worst:.3f} / {d0:.3f} / {best:.3f} | {f0:.2f} | "
-                   f"**{mean(fbest):.2f}** | {flo:.2f} | {fhi:.2f} | {p[0]:.2f} / {p[1]:.2f} / **{p[2]:.2f}** | "
+                   f"**{_mean(fbest):.2f}** | {flo:.2f} | {fhi:.2f} | {p[0]:.2f} / {p[1]:.2f} / **{p[2]:.2f}** | "
                    f"{min(fbest):.2f} / {max(fbest):.2f} |")
     return out
 
