@@ -24,9 +24,12 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
   python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_drop}_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
+  python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
+  python experiments/kim2007_readings.py adaptive READING  # kim2007_paper_{adaptive,lookup}_<reading>.toml
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
   python experiments/kim2007_readings.py mtable RESULTS...  # Fig. 10's multicast table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
+  python experiments/kim2007_readings.py versus RESULTS A B  # scheme B against scheme A, seed by seed
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
 """
 
@@ -128,7 +131,7 @@ def toml_list(xs) -> str:
 
 
 def write(name: str, reading: str, topology: str, fig: int, loads, schemes, warmup: str, time: str,
-          measured: str, hvs=None, repeat: int = 1) -> Path:
+          measured: str, hvs=None, repeat: int = 1, extra: dict[str, str] | None = None) -> Path:
     f = factors(topology)[reading]
     rt, be = (70, 30) if fig in (7, 9) else (30, 70)
     rows = [SCHEMES[s] for s in schemes]
@@ -140,6 +143,8 @@ def write(name: str, reading: str, topology: str, fig: int, loads, schemes, warm
     text = HEADER.format(fig=fig, reading=reading, f=f, topology=topology, rt=rt, be=be, warmup=warmup,
                          measured=measured, name=name,
                          seeds="one seed" if repeat == 1 else f"{repeat} seeds (repetitions 0-{repeat - 1})")
+    if extra:
+        text += "# Besides: " + ", ".join(f"{k} = {v}" for k, v in extra.items()) + ".\n"
     text += f"""
 [experiment]
 name = "{name}"
@@ -165,7 +170,7 @@ together = [["scheme", "routing", "options", "dropper", "dropopts", "selector", 
 "**.dropperOptions" = "${{dropopts}}"
 "**.load" = "${{beload}}"
 "**.realtimeLoad" = "${{rtload}}"
-
+{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}
 [iterations]
 # load: the paper's injection rate; offered: f x load, a fraction of a host's link
 load = {toml_list(loads)}
@@ -368,7 +373,7 @@ together = {together}
 "**.realtimeMulticast" = "0.2"
 {params}{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}"**.load" = "${{beload}}"
 "**.realtimeLoad" = "${{rtload}}"
-
+{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}
 [iterations]
 # load: the paper's injection rate; offered: f x load, a fraction of a host's link
 load = {toml_list(loads)}
@@ -408,6 +413,24 @@ def seeds(reading: str) -> None:
     for fig in (7, 8):
         print(write(f"kim2007_paper_seeds_fig{fig}_{reading}", reading, "kim2007_15", fig, [0.4, 0.5, 0.6],
                     ["spf", "mp+lfu+drop"], "30ms", "180ms", "150 ms", repeat=2))
+
+
+def selectors(reading: str) -> None:
+    """LFU against Max-Credit (Figs. 7-8, with dropping, 0.4-0.6) under four seeds: repetition 0 is the run of
+    kim2007_paper_fig{7,8}_<reading>.toml, repetitions 1-3 further seeds, so each seed pairs the two selectors
+    on the same traffic."""
+    for fig in (7, 8):
+        print(write(f"kim2007_paper_selectors_fig{fig}_{reading}", reading, "kim2007_15", fig, [0.4, 0.5, 0.6],
+                    ["mp+lfu+drop", "mp+credit+drop"], "30ms", "180ms", "150 ms", repeat=4))
+
+
+def adaptive(reading: str) -> None:
+    """All best effort adaptive at every switch (Fig. 7, no dropping), three seeds, 0.5-0.7: with the option
+    chosen at arbitration time (a head waits for every option it has; what Multipath runs with) and chosen once,
+    on arrival (``selectAt = lookup``: a head waits for the one it was given, as a source-chosen path does)."""
+    for name, extra in (("adaptive", None), ("lookup", {"**.selectAt": "lookup"})):
+        print(write(f"kim2007_paper_{name}_{reading}", reading, "kim2007_15", 7, [0.5, 0.6, 0.7],
+                    ["mp+lfu/adaptive"], "30ms", "180ms", "150 ms", repeat=3, extra=extra))
 
 
 def table(dirs: list[str]) -> None:
@@ -531,21 +554,51 @@ def reductions(directory: str, base: str = "spf") -> None:
             print("| " + " | ".join([load, label] + cells) + " |")
 
 
+def versus(directory: str, a: str, b: str) -> None:
+    """Scheme *b* against scheme *a*, seed by seed (each repetition pairs the two on the same traffic): per load and
+    latency class, both means over the seeds, *b*'s change against *a* on each seed, and on how many seeds *b* is
+    lower."""
+    found = [r for r in rows(directory) if r["status"] == "ok"]
+    classes = REDUCED[2:]
+    head = ["load", "seeds"] + [f"{c}: {a} / {b} (us)" for c, _ in classes] + [
+        f"{c}: {b} against {a}, per seed" for c, _ in classes]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for load in sorted({r["load"] for r in found}, key=float):
+        at = {(r["scheme"], r.get("repetition", "0")): r for r in found if r["load"] == load}
+        reps = sorted({rep for _, rep in at if (a, rep) in at and (b, rep) in at}, key=int)
+        means, changes = [], []
+        for _, key in classes:
+            xa = [_num(at[(a, rep)], key) for rep in reps]
+            xb = [_num(at[(b, rep)], key) for rep in reps]
+            pairs = [(u, v) for u, v in zip(xa, xb) if u is not None and v is not None]
+            if not pairs:
+                means.append("-")
+                changes.append("-")
+                continue
+            ch = [100 * (v / u - 1) for u, v in pairs]
+            means.append(f"{sum(u for u, _ in pairs) / len(pairs):.1f} / {sum(v for _, v in pairs) / len(pairs):.1f}")
+            changes.append(" ".join(f"{c:+.0f}" for c in ch) + f" % (lower on {sum(c < 0 for c in ch)} of {len(ch)})")
+        print("| " + " | ".join([load, str(len(reps))] + means + changes) + " |")
+
+
 def deadlocks(dirs: list[str]) -> None:
     """The deadlocked runs: when, and the cycle of full buffers the watchdog found (summary.json)."""
     print("| experiment | load | scheme | deadlock at (ms) | cycle |")
     print("|---|---|---|---|---|")
     for d in dirs:
-        for r in sorted(rows(d), key=lambda r: (float(r["load"]), r["scheme"])):
+        for r in sorted(rows(d), key=lambda r: (float(r["load"]), r["scheme"], int(r.get("repetition", "0")))):
             if r["status"] != "deadlock":
                 continue
             dl = json.loads((Path(d) / "runs" / r["run_id"] / "summary.json").read_text())["deadlock"]
             cycle = " -> ".join(c.split(".", 1)[1] for c in dl["cycle"])
-            print(f"| {r['experiment']} | {r['load']} | {r['scheme']} | {dl['time_ns'] / 1e6:.2f} | {cycle} |")
+            scheme = r["scheme"] if r.get("repetition", "0") == "0" else f"{r['scheme']} (rep {r['repetition']})"
+            print(f"| {r['experiment']} | {r['load']} | {scheme} | {dl['time_ns'] / 1e6:.2f} | {cycle} |")
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine"):
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
+                                         "selectors", "adaptive", "versus"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -567,6 +620,12 @@ def main(argv: list[str]) -> int:
         multicast(argv[1])
     elif argv[0] == "seeds":
         seeds(argv[1])
+    elif argv[0] == "selectors":
+        selectors(argv[1])
+    elif argv[0] == "adaptive":
+        adaptive(argv[1])
+    elif argv[0] == "versus":
+        versus(*argv[1:4])
     elif argv[0] == "mtable":
         mtable(argv[1:])
     elif argv[0] == "deadlocks":

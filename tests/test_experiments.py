@@ -290,6 +290,34 @@ def test_kim2007_reductions_per_repetition(monkeypatch, capsys):
     assert "| 0.5 | mp+lfu+drop (rep 1) | - | (none missed) | +75 % | - | - |" in out
 
 
+def test_kim2007_versus_pairs_by_seed(monkeypatch, capsys):
+    """versus: scheme B against scheme A on each seed, both means, and on how many seeds B is lower."""
+    mod = kim2007_readings()
+    runs = [{"load": "0.5", "repetition": rep, "scheme": scheme, "status": "ok", "real_time_latency_mean": str(rt),
+             "control_latency_mean": "", "best_effort_latency_mean": str(be)}
+            for rep, scheme, rt, be in (("0", "a", 100, 10), ("0", "b", 90, 12), ("1", "a", 200, 10),
+                                        ("1", "b", 220, 9), ("2", "a", 50, 10))]  # rep 2 has no b: not paired
+    monkeypatch.setattr(mod, "rows", lambda directory: runs)
+    mod.versus("unused", "a", "b")
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == ("| 0.5 | 2 | 150.0 / 155.0 | - | 10.0 / 10.5 | -10 +10 % (lower on 1 of 2) | - "
+                       "| +20 -10 % (lower on 1 of 2) |")
+
+
+def test_kim2007_files_are_what_the_script_writes(monkeypatch, tmp_path):
+    """The generated Kim experiment files in experiments/ are byte for byte what kim2007_readings.py writes now."""
+    mod = kim2007_readings()
+    monkeypatch.setattr(mod, "HERE", tmp_path)
+    for make in (mod.seeds, mod.selectors, mod.adaptive, mod.deadlock):
+        make("cut")
+    written = sorted(tmp_path.glob("*.toml"))
+    assert len(written) == 7
+    for path in written:
+        assert path.read_text() == (ROOT / "experiments" / path.name).read_text(), path.name
+    lookup = (tmp_path / "kim2007_paper_lookup_cut.toml").read_text()
+    assert '"**.selectAt" = "lookup"' in lookup and "selectAt" not in (tmp_path / "kim2007_paper_adaptive_cut.toml").read_text()
+
+
 MARTINEZ_TABLE1 = sorted((ROOT / "experiments").glob("martinez2003_table1*.toml"))
 
 
