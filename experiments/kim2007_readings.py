@@ -22,7 +22,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
-  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_drop}_<reading>.toml
+  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_drop}_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
   python experiments/kim2007_readings.py adaptive READING  # kim2007_paper_{adaptive,lookup}_<reading>.toml
@@ -373,7 +373,7 @@ together = {together}
 "**.realtimeMulticast" = "0.2"
 {params}{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}"**.load" = "${{beload}}"
 "**.realtimeLoad" = "${{rtload}}"
-{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}
+
 [iterations]
 # load: the paper's injection rate; offered: f x load, a fraction of a host's link
 load = {toml_list(loads)}
@@ -390,7 +390,7 @@ reading = ["{reading}"]
 def multicast(reading: str) -> None:
     """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*; the window
     check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms); the
-    central buffer's size (kim2007_paper_fig10_cbuf_<reading>); SPF+Drop (kim2007_paper_fig10_drop_<reading>)."""
+    central buffer's size (kim2007_paper_fig10_cbuf_<reading>) and FIFOs (_cbufvl_); SPF+Drop (kim2007_paper_fig10_drop_<reading>)."""
     print(write_multicast(f"kim2007_paper_fig10_{reading}", reading, "10", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
                           "30ms", "180ms", "150 ms"))
     print(write_multicast(f"kim2007_paper_fig10f_{reading}", reading, "10f", [0.2, 0.4, 0.5, 0.6],
@@ -401,6 +401,9 @@ def multicast(reading: str) -> None:
     # the central buffer's size: 16384 B (the default, 3276 B per output port's FIFO), 8192 B and 65536 B
     print(write_multicast(f"kim2007_paper_fig10_cbuf_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("central-buffer size=8192", "central-buffer size=65536")))
+    # the central buffer's FIFOs: one per output port (the default) against one per port and VL
+    print(write_multicast(f"kim2007_paper_fig10_cbufvl_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
+                          "150 ms", engines=("central-buffer", "central-buffer fifo=vl")))
     # SPF+Drop instead of SPF (HLL, HV 2 as Figs. 7-9): does the routing choice change the ordering?
     print(write_multicast(f"kim2007_paper_fig10_drop_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("replicated-unicast", "asynchronous"),

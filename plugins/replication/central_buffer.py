@@ -12,6 +12,16 @@ buffer holds packets for every output, and two switches whose buffers
 each wait for the other's input buffers deadlock even under up*/down*
 routes; with them each FIFO waits only on its own output, as an output
 buffer does.
+
+``fifo`` says what one FIFO is: ``port`` (the default) one per output
+port, served in order whatever the copies' VLs, so a copy whose VL lacks
+credits downstream holds back the copies behind it on other VLs; ``vl``
+one per output port and VL, as the asynchronous engine's output buffers
+are: each VL's oldest copy is offered to the VL arbiter (and, without
+one, the oldest copy whose VL has the credits goes).  The port's share
+(``quota``) counts the copies of all its VLs either way.  ``fifo=vl``
+builds :class:`CentralBufferPerVL`, whose methods serve the VLs' heads:
+the choice is made once, when the engine is built.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from ibfabric.errors import ConfigError
 
 from .base import ReplicationEngine
 
-__all__ = ["CentralBuffer"]
+__all__ = ["CentralBuffer", "CentralBufferPerVL"]
 
 
 def _ts(h):
@@ -48,7 +58,12 @@ class CentralBuffer(ReplicationEngine):
     """A multicast FIFO per output port in a central buffer of ``size`` bytes (module docstring)."""
 
     name = "central-buffer"
-    options = {"size": "16384", "quota": "auto"}
+    options = {"size": "16384", "quota": "auto", "fifo": "port"}
+
+    def __new__(cls, options=None, rng=None):
+        if cls is CentralBuffer and (options or {}).get("fifo") == "vl":
+            cls = CentralBufferPerVL  # one FIFO per output port and VL
+        return super().__new__(cls)
 
     def __init__(self, options=None, rng=None):
         super().__init__(options, rng)
@@ -67,6 +82,9 @@ class CentralBuffer(ReplicationEngine):
         if self.quota is not None and self.quota < 0:
             raise ConfigError(f"replication engine 'central-buffer': 'quota' must be auto, shared or a number of"
                               f" bytes (got {q!r})")
+        if self.opts["fifo"] not in ("port", "vl"):
+            raise ConfigError(f"replication engine 'central-buffer': 'fifo' must be port or vl"
+                              f" (got {self.opts['fifo']!r})")
 
     def attach(self, switch) -> None:
         super().attach(switch)
@@ -169,6 +187,10 @@ class CentralBuffer(ReplicationEngine):
     def send_offer(self, tx, s, vl: int, now: float) -> float:
         """Send the head copy *s* of *tx*'s multicast FIFO on VL *vl*."""
         tx.mfifo.popleft()
+        return self._sent(tx, s, vl, now)
+
+    def _sent(self, tx, s, vl: int, now: float) -> float:
+        """Copy *s*, out of *tx*'s FIFO, leaves on VL *vl*: the buffer's accounting, then the copy."""
         p = s.p
         s.left -= 1
         self.qused[tx] -= p.credits
@@ -264,5 +286,86 @@ class CentralBuffer(ReplicationEngine):
                         waits = None
                     else:
                         waits.append(k)
+        if waits:
+            yield ("central", id(self)), f"{self.switch.path} central buffer", waits, False
+
+
+class CentralBufferPerVL(CentralBuffer):
+    """``fifo=vl``: a multicast FIFO per output port and VL in the central buffer (module docstring).
+
+    The copies queued for a port stay in one deque in arrival order; each VL's FIFO is the copies of that VL
+    in it, and its head the VL's first copy there."""
+
+    @staticmethod
+    def _heads(tx):
+        """Each VL's oldest copy queued for *tx*, oldest first: ``[(stored packet, vl)]``."""
+        seen, heads = set(), []
+        for s, vl in tx.mfifo:
+            if vl not in seen:
+                seen.add(vl)
+                heads.append((s, vl))
+        return heads
+
+    def serve(self, tx, now: float):
+        """As :meth:`CentralBuffer.serve`, sending the oldest VL head whose VL has the credits."""
+        nxt = self._admit(tx, now)
+        if tx.mfifo:
+            free = tx.free_at() <= now
+            for s, vl in self._heads(tx):
+                c = s.p.credits
+                if free and tx.has_room(vl, c, now):
+                    return self.send_offer(tx, s, vl, now), nxt, False
+                t = tx.room_time(vl, c, now)
+                if t < nxt:
+                    nxt = t
+        return None, nxt, False
+
+    def offers(self, tx, now: float):
+        """For VL arbitration: ``({vl: stored packet}, next time)``, each VL's oldest copy whose VL has the
+        credits."""
+        nxt = self._admit(tx, now)
+        offered = {}
+        if tx.mfifo:
+            for s, vl in self._heads(tx):
+                if tx.has_room(vl, s.p.credits, now):
+                    offered[vl] = s
+                else:
+                    t = tx.room_time(vl, s.p.credits, now)
+                    if t < nxt:
+                        nxt = t
+        return offered, nxt
+
+    def send_offer(self, tx, s, vl: int, now: float) -> float:
+        """Send copy *s*, the head of VL *vl*'s FIFO for *tx*."""
+        f = tx.mfifo
+        if f[0][0] is s:
+            f.popleft()
+        else:
+            f.remove((s, vl))
+        return self._sent(tx, s, vl, now)
+
+    def sendable(self, tx, now: float):
+        """``(could a VL head, or a head that fits the buffer, start now, False)``, without side effects."""
+        if tx.mfifo:
+            return tx.free_at() <= now and any(s.p.credits <= tx.room_at(vl, now) for s, vl in self._heads(tx)), False
+        return super().sendable(tx, now)
+
+    def nodes(self, now: float, starved):
+        """As :meth:`CentralBuffer.nodes`; a port's copies drain when any of its VL heads has credits."""
+        if not self.stored:
+            return
+        waits = []
+        for tx in self.switch.tx.values():
+            if tx.mfifo:
+                ks = [starved(tx, vl, s.p.credits) for s, vl in self._heads(tx)]
+                if None in ks:  # a VL head can go: this output's copies drain
+                    ks = None
+                if self.qcap is not None and ks is not None:  # this output's share drains only downstream
+                    yield ("central", id(self), tx.port), f"{self.switch.path} central buffer, port {tx.port} share", ks, False
+                if waits is not None:
+                    if ks is None:
+                        waits = None
+                    else:
+                        waits.extend(ks)
         if waits:
             yield ("central", id(self)), f"{self.switch.path} central buffer", waits, False

@@ -253,6 +253,30 @@ class TestEngines:
         assert groups["ga"]["complete"] == groups["gb"]["complete"] == 100
         assert s["conservation_ok"] and sim.module("sw[0]").replicator.qcap == 1024 // 3 // 64
 
+    @pytest.mark.parametrize("fifo", ["port", "vl"])
+    def test_central_buffer_fifo_per_port_or_per_vl(self, fifo):
+        # sw0's VL0 credits towards sw1 run out (h1's packets to h2 queue behind h3's at sw1's port to h2);
+        # M0 (VL0) then M1 (VL1) from h0 to h3 queue for sw0's port 3: one FIFO per port holds M1 behind
+        # M0, one per VL lets it pass
+        sim = Simulation(TWO, check=True, overrides={
+            "**.multicastGroups": "g: 3 senders=0", "**.numVLs": "2", "**.sw[*].vlBufferSize": "1024B",
+            "**.mtu": "256B", "**.replication": "central-buffer", "**.replicationOptions": f"fifo={fifo}"})
+        for i in range(20):
+            unicast_at(sim, float(i), 3, 2, 256)
+        for i in range(8):
+            unicast_at(sim, 10.0 + i, 1, 2, 256)
+        sim.call_at(8000.0, lambda: sim.hosts[0].send_multicast("g", 256, sl=0))
+        sim.call_at(8100.0, lambda: sim.hosts[0].send_multicast("g", 256, sl=1))
+        s = sim.run("60us")
+        at = arrivals(sim)
+        m0, m1 = sorted(m for m, d in at if d == 3)
+        assert (at[(m0, 3)] < at[(m1, 3)]) == (fifo == "port")
+        assert s["conservation_ok"] and s["multicast"]["groups"]["g"]["complete"] == 2
+
+    def test_central_buffer_fifo_option_is_checked(self):
+        with pytest.raises(ConfigError, match="'fifo' must be port or vl"):
+            star("central-buffer", **{"**.replicationOptions": "fifo=sl"}).run("1us")
+
     def test_central_buffer_frees_the_input_vl_at_the_move(self):
         sim, to_h1, to_h2, u, big = _port_busy_scenario("central-buffer")
         assert u < to_h2 and to_h1 < to_h2

@@ -288,7 +288,8 @@ def cases(draw, route: str) -> Case:
     else:
         ov.update({"**.routing": "updn", "**.multicastGroups": GROUPS, "**.replication": route})
         if route == "central-buffer":
-            ov["**.replicationOptions"] = draw(st.sampled_from(["size=2048", "size=16384"]))
+            ov["**.replicationOptions"] = draw(st.sampled_from(
+                ["size=2048", "size=16384", "size=2048 fifo=vl", "size=16384 fifo=vl"]))
         n = draw(st.integers(1, 12))
         sends = tuple(sorted(
             (draw(st.integers(0, until // 100 - 1)) * 100, host, group,
