@@ -120,6 +120,8 @@ SCHEMES = {  # scheme: routing, options, dropper, dropopts, selector, adaptive, 
     "mp+lfu+drop": ("multipath", "", "hll", "hv=2", "lfu", 0.5, 0.5),
     "mp+credit": ("multipath", "", "none", "", "max-credit", 0.5, 0.5),
     "mp+credit+drop": ("multipath", "", "hll", "hv=2", "max-credit", 0.5, 0.5),
+    # LFU counting every packet an output port sent (all VLs and classes), not only its own choices
+    "mp+lfuport+drop": ("multipath", "", "hll", "hv=2", "lfu-port", 0.5, 0.5),
     # best effort all reliable (a named path chosen at the source) or all unreliable (adaptive per switch)
     "mp+lfu/source": ("multipath", "", "none", "", "lfu", 0, 1),
     "mp+lfu/adaptive": ("multipath", "", "none", "", "lfu", 1, 0),
@@ -420,11 +422,11 @@ def seeds(reading: str) -> None:
 
 def selectors(reading: str) -> None:
     """LFU against Max-Credit (Figs. 7-8, with dropping, 0.4-0.6) under four seeds: repetition 0 is the run of
-    kim2007_paper_fig{7,8}_<reading>.toml, repetitions 1-3 further seeds, so each seed pairs the two selectors
-    on the same traffic."""
+    kim2007_paper_fig{7,8}_<reading>.toml, repetitions 1-3 further seeds, so each seed pairs the selectors on the
+    same traffic; and LFU counting every packet of the port (``lfu-port``, the paper's reason for LFU)."""
     for fig in (7, 8):
         print(write(f"kim2007_paper_selectors_fig{fig}_{reading}", reading, "kim2007_15", fig, [0.4, 0.5, 0.6],
-                    ["mp+lfu+drop", "mp+credit+drop"], "30ms", "180ms", "150 ms", repeat=4))
+                    ["mp+lfu+drop", "mp+credit+drop", "mp+lfuport+drop"], "30ms", "180ms", "150 ms", repeat=4))
 
 
 def adaptive(reading: str) -> None:
@@ -580,7 +582,8 @@ def versus(directory: str, a: str, b: str) -> None:
                 changes.append("-")
                 continue
             ch = [100 * (v / u - 1) for u, v in pairs]
-            means.append(f"{sum(u for u, _ in pairs) / len(pairs):.1f} / {sum(v for _, v in pairs) / len(pairs):.1f}")
+            means.append(f"{sum(u for u, _ in pairs) / len(pairs) / 1000:,.1f} / "
+                         f"{sum(v for _, v in pairs) / len(pairs) / 1000:,.1f}")  # ns -> us
             changes.append(" ".join(f"{c:+.0f}" for c in ch) + f" % (lower on {sum(c < 0 for c in ch)} of {len(ch)})")
         print("| " + " | ".join([load, str(len(reps))] + means + changes) + " |")
 

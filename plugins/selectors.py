@@ -31,6 +31,13 @@ Built in:
     Least frequently used (Kim §3.4, after Vaidya et al.): one use counter
     per output VL of the switch, counting the packets this selector sent
     there; the option whose counter is lowest, ties to the lowest index.
+``lfu-port``
+    Least frequently used output *port*: every packet the port has sent
+    counts, of every VL and traffic class, whoever routed it; the option
+    whose port has sent the fewest, ties to the lowest index.  The reading
+    of Kim §5.1's reason why LFU helps real time and control: "LFU tries to
+    select the least frequently used path that other higher priority
+    traffic ... does not use" (``lfu`` counts only what it chose itself).
 ``shortest``
     The fewest switch hops from the option's next node to the destination
     (Kim: real-time traffic takes the shortest path); ties to the lowest index.
@@ -42,7 +49,7 @@ from ibfabric.errors import ConfigError
 from ibfabric.plugins.manager import hookimpl
 
 __all__ = ["PathSelector", "First", "RandomSelector", "MaxCredit", "AdaptiveFirst", "LeastFrequentlyUsed",
-           "Shortest"]
+           "LeastFrequentlyUsedPort", "Shortest"]
 
 
 class PathSelector:
@@ -136,6 +143,20 @@ class LeastFrequentlyUsed(PathSelector):
         self.uses[key] = self.uses.get(key, 0) + 1
 
 
+class LeastFrequentlyUsedPort(PathSelector):
+    """``lfu-port``: the output port that has sent the fewest packets (all VLs, all traffic); ties to the lowest
+    option index."""
+    name = "lfu-port"
+
+    def select(self, packet, cands, now):
+        best, best_key = 0, None
+        for k, (o, _vl, _free) in enumerate(cands):
+            key = (o.tx.sent, o.index)
+            if best_key is None or key < best_key:
+                best, best_key = k, key
+        return best
+
+
 class Shortest(PathSelector):
     """``shortest``: the fewest links from the option's next node to the destination; ties to the lowest option index."""
     name = "shortest"
@@ -177,4 +198,6 @@ def ibfabric_register_path_selectors(register) -> None:
     register("adaptive-first", AdaptiveFirst,
              description="an adaptive option whenever one can take the packet (most free credits), else the escape")
     register("lfu", LeastFrequentlyUsed, description="least frequently used output VL (one counter per VL, Kim)")
+    register("lfu-port", LeastFrequentlyUsedPort,
+             description="the output port that has sent the fewest packets, all VLs and traffic (Kim's reason for LFU)")
     register("shortest", Shortest, description="fewest hops to the destination")

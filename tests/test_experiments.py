@@ -294,9 +294,9 @@ def test_kim2007_versus_pairs_by_seed(monkeypatch, capsys):
     """versus: scheme B against scheme A on each seed, both means, and on how many seeds B is lower."""
     mod = kim2007_readings()
     runs = [{"load": "0.5", "repetition": rep, "scheme": scheme, "status": "ok", "real_time_latency_mean": str(rt),
-             "control_latency_mean": "", "best_effort_latency_mean": str(be)}
-            for rep, scheme, rt, be in (("0", "a", 100, 10), ("0", "b", 90, 12), ("1", "a", 200, 10),
-                                        ("1", "b", 220, 9), ("2", "a", 50, 10))]  # rep 2 has no b: not paired
+             "control_latency_mean": "", "best_effort_latency_mean": str(be)}  # in ns, as the summaries have them
+            for rep, scheme, rt, be in (("0", "a", 100e3, 10e3), ("0", "b", 90e3, 12e3), ("1", "a", 200e3, 10e3),
+                                        ("1", "b", 220e3, 9e3), ("2", "a", 50e3, 10e3))]  # rep 2 has no b: not paired
     monkeypatch.setattr(mod, "rows", lambda directory: runs)
     mod.versus("unused", "a", "b")
     out = capsys.readouterr().out.splitlines()
@@ -441,8 +441,13 @@ def test_martinez2003_table1_window_table():
     base = [(t, 0.2, 0.4) for t in range(1, 11)]
     longer = [(t, 0.2, 0.44) for t in range(1, 11)]
     fs = {("Unif.", "consecutive", "32B", 8, "200us"): base, ("Unif.", "consecutive", "32B", 8, "400us"): longer}
-    assert mod.window_table(fs)[2] == ("| 32B | 8 | 400us | 10 | 0.2000 / 0.2000 | 0.4000 / 0.4400 | 2.00 / 2.20 | "
-                                       "+10.0 / +10.0 / +10.0 % |")
+    fs[("HS 5%", None, "256B", 16, "200us")] = base
+    fs[("HS 5%", None, "256B", 16, "400us")] = [(t, 0.25, 0.4) for t in range(1, 11)]
+    rows = mod.window_table(fs)
+    assert rows[2:] == ["| Unif. | 32B | 8 | 400us | 10 | 0.2000 / 0.2000 | 0.4000 / 0.4400 | 2.00 / 2.20 | "
+                        "+10.0 / +10.0 / +10.0 % |",
+                        "| HS 5% | 256B | 16 | 400us | 10 | 0.2000 / 0.2500 | 0.4000 / 0.4000 | 2.00 / 1.60 | "
+                        "-20.0 / -20.0 / -20.0 % |"]
     rows = mod.table1(fs, ["Unif."], with_substitute=False, window="400us", fabrics=10)
     assert rows[2] == "| Unif. | 32B | 8 | 10 | 2.20 | 2.20 | **2.20** | 1.30 | 1.69 | **1.50** | 0.200 / 0.440 |"
     assert len(mod.table1(fs, ["Unif."], with_substitute=False, window="400us", fabrics=11)) == 2

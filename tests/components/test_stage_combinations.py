@@ -283,7 +283,7 @@ def cases(draw, route: str) -> Case:
                    "**.optionBits": str(bits + 1), "**.optionsWhen": "slid", "**.adaptiveBy": "slid",
                    "**.adaptive": adaptive, "**.randomPath": "0" if adaptive == "1" else "0.5",
                    "**.selectAt": draw(st.sampled_from(["lookup", "arbitration"])),
-                   "**.pathSelector": draw(st.sampled_from(["max-credit", "lfu", "first"]))})
+                   "**.pathSelector": draw(st.sampled_from(["max-credit", "lfu", "lfu-port", "first"]))})
         deadlock_free = False  # Kim's paths run through the fabric's cycles (SPF base routes too)
     else:
         ov.update({"**.routing": "updn", "**.multicastGroups": GROUPS, "**.replication": route})

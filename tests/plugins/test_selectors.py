@@ -8,12 +8,13 @@ import pytest
 from ibfabric.components.packet import Packet
 from ibfabric.errors import ConfigError
 from ibfabric.plugins import PluginSet
-from ibfabric.plugins.selectors import AdaptiveFirst, First, LeastFrequentlyUsed, MaxCredit, RandomSelector
+from ibfabric.plugins.selectors import (AdaptiveFirst, First, LeastFrequentlyUsed, LeastFrequentlyUsedPort,
+                                        MaxCredit, RandomSelector)
 
 
 class _Tx:
-    def __init__(self, port):
-        self.port = port
+    def __init__(self, port, sent=0):
+        self.port, self.sent = port, sent
 
 
 class _Opt:
@@ -32,7 +33,7 @@ P = Packet.make(1, 3, 256)
 class TestSelectors:
     def test_registered(self):
         names = set(PluginSet.load().path_selectors.names())
-        assert {"first", "random", "max-credit", "adaptive-first", "lfu", "shortest"} <= names
+        assert {"first", "random", "max-credit", "adaptive-first", "lfu", "lfu-port", "shortest"} <= names
 
     def test_max_credit_takes_the_most_free_credits_ties_to_the_escape(self):
         s = MaxCredit({}, None)
@@ -60,6 +61,17 @@ class TestSelectors:
         assert s.uses == {(1, 0): 2, (2, 0): 3}
         # another VL of port 2 has its own counter
         assert s.select(P, cands((1, 0, 0, 4), (2, 1, 1, 4)), 0.0) == 1
+
+    def test_lfu_port_counts_every_packet_the_port_sent(self):
+        s = LeastFrequentlyUsedPort({}, None)
+        c = cands((1, 0, 0, 4), (2, 1, 3, 4), (3, 2, 0, 4))
+        for opt, sent in zip((o for o, _, _ in c), (7, 5, 9)):
+            opt.tx.sent = sent  # packets of any VL and class, not only this selector's choices
+        assert s.select(P, c, 0.0) == 1
+        s.chosen(c[1][0], 3)  # its own choices add nothing: the port counts them when it sends them
+        assert s.select(P, c, 0.0) == 1
+        c[1][0].tx.sent = 7
+        assert s.select(P, c, 0.0) == 0  # 7 and 7: ties to the lower option index
 
     def test_first_takes_the_escape_option(self):
         assert First({}, None).select(P, cands((3, 2, 0, 9), (1, 0, 0, 1), (2, 1, 0, 5)), 0.0) == 1
