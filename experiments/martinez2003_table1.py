@@ -36,7 +36,8 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_large_window", "martinez2003_table1_more", "martinez2003_table1_more_large",
                "martinez2003_table1_br", "martinez2003_table1_nobuf", "martinez2003_table1_gap",
                "martinez2003_table1_payload", "martinez2003_table1_root", "martinez2003_table1_roots",
-               "martinez2003_table1_roots16", "martinez2003_table1_400us", "martinez2003_table1_roots_br")
+               "martinez2003_table1_roots16", "martinez2003_table1_400us", "martinez2003_table1_roots_br",
+               "martinez2003_table1_more_400us")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "
@@ -155,12 +156,15 @@ def keep_others(res: dict[str, Any], path: Path) -> dict[str, Any]:
 # ------------------------------------------------------------------ report
 
 
-def factors(searches: list[dict[str, Any]]) -> dict[tuple, list[tuple[int, float, float]]]:
-    """(column, numbering, size, switches, window) -> [(fabric, deterministic, adaptive throughput)]."""
+def factors(searches: list[dict[str, Any]], measure: str = "throughput") -> dict[tuple, list[tuple[int, float, float]]]:
+    """(column, numbering, size, switches, window) -> [(fabric, deterministic, adaptive *measure*)]: the
+    throughput (the largest accepted load of any probe) or ``saturation_load_low`` (the highest load the
+    fabric sustained: below it accepted traffic follows offered traffic, so their ratio is that of the
+    accepted traffic at the saturation point)."""
     by: dict[tuple, dict[int, dict[int, float]]] = {}
     for s in searches:
         key = (s["column"], s["numbering"], s["size"], s["switches"], s["window"])
-        by.setdefault(key, {}).setdefault(s["topo"], {})[s["adaptive"]] = s["throughput"]
+        by.setdefault(key, {}).setdefault(s["topo"], {})[s["adaptive"]] = s[measure]
     return {k: sorted((t, v[0], v[1]) for t, v in fabrics.items() if 0 in v and 1 in v and v[0])
             for k, fabrics in by.items()}
 
@@ -219,18 +223,19 @@ def _matched(base_pairs, pairs):
 
 
 def window_table(fs) -> list[str]:
-    """Each longer window W against 200 us on the same fabrics (matched by seed), uniform 2/4."""
-    out = ["| size | switches | window W | fabrics | det. 200 us / W | adaptive 200 us / W | factor avg 200 us / W "
-           "| factor change, min / avg / max |", "|---|---|---|---|---|---|---|---|"]
-    for (col, num, size, sw, window), pairs in sorted(fs.items(), key=lambda kv: (kv[0][2] != "32B", kv[0][3],
-                                                                                   int(kv[0][4].rstrip("us")))):
-        if window == DEFAULT_WINDOW or col != "Unif.":
+    """Each longer window W against 200 us on the same fabrics (matched by seed), each Table 1 column."""
+    out = ["| column | size | switches | window W | fabrics | det. 200 us / W | adaptive 200 us / W "
+           "| factor avg 200 us / W | factor change, min / avg / max |", "|---|---|---|---|---|---|---|---|---|"]
+    for (col, num, size, sw, window), pairs in sorted(fs.items(), key=lambda kv: (
+            COLUMNS.index(kv[0][0]) if kv[0][0] in COLUMNS else len(COLUMNS), kv[0][2] != "32B", kv[0][3],
+            int(kv[0][4].rstrip("us")))):
+        if window == DEFAULT_WINDOW or col not in COLUMNS or num not in (None, "consecutive"):
             continue
         m = _matched(fs.get((col, num, size, sw, DEFAULT_WINDOW), []), pairs)
         if m is None:
             continue
         n, (d0, d1), (a0, a1), (f0, f1), change = m
-        out.append(f"| {size} | {sw} | {window} | {n} | {d0:.4f} / {d1:.4f} | {a0:.4f} / {a1:.4f} | "
+        out.append(f"| {col} | {size} | {sw} | {window} | {n} | {d0:.4f} / {d1:.4f} | {a0:.4f} / {a1:.4f} | "
                    f"{f0:.2f} / {f1:.2f} | {change} |")
     return out
 
@@ -252,8 +257,8 @@ def variants_table(fs) -> list[str]:
     return out
 
 
-def numbering_table(fs) -> list[str]:
-    out = ["| numbering | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** | det. / adaptive throughput (avg) |",
+def numbering_table(fs, what: str = "throughput") -> list[str]:
+    out = [f"| numbering | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** | det. / adaptive {what} (avg) |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for num in ("consecutive", "interleaved", "random"):
         for sw in (8, 16, 32, 64):
@@ -283,6 +288,25 @@ def fig3_table(fs) -> list[str]:
         (x0, x1), lat = PAPER_FIG3_AXES[sw]
         out.append(f"| {sw} | {d:.3f} / {a:.3f} | {d * switch:.3f} / {a * switch:.3f} | {d * host:.4f} / {a * host:.4f} | "
                    f"{x0}-{x1} | {x1 / (a * switch):.2f} | {x1 / (a * host):.2f} | {lat} ns |")
+    return out
+
+
+def knee_table(fs, fk, window: str = DEFAULT_WINDOW) -> list[str]:
+    """Each Table 1 row with the factor read two ways: from the largest accepted load of any probe (the tables
+    above) and at the saturation point (the ratio of the highest loads the fabrics sustained)."""
+    out = ["| column | size | switches | fabrics | largest accepted: min / max / **avg** "
+           "| at the saturation point: min / max / **avg** | paper: min / max / **avg** |", "|---" * 7 + "|"]
+    for col in COLUMNS:
+        for size in ("32B", "256B"):
+            for sw in (8, 16, 32, 64):
+                key = (col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, window)
+                if not fs.get(key) or not fk.get(key):
+                    continue
+                a, b = _stats(fs[key]), _stats(fk[key])
+                paper = PAPER.get((col, sw))
+                p = paper[0 if size == "32B" else 1] if paper else (None, None, None)
+                out.append(f"| {col} | {size} | {sw} | {len(fk[key])} | {a[0]:.2f} / {a[1]:.2f} / **{a[2]:.2f}** | "
+                           f"{b[0]:.2f} / {b[1]:.2f} / **{b[2]:.2f}** | {_f(p[0])} / {_f(p[1])} / **{_f(p[2])}** |")
     return out
 
 
@@ -326,6 +350,8 @@ NUMBERINGS = "martinez2003_table1_br"
 def report(res: dict[str, Any]) -> str:
     fs = factors([s for s in res["searches"] if s["experiment"] != NUMBERINGS])
     fs_br = factors([s for s in res["searches"] if s["experiment"] == NUMBERINGS])
+    fk = factors([s for s in res["searches"] if s["experiment"] != NUMBERINGS], "saturation_load_low")
+    fk_br = factors([s for s in res["searches"] if s["experiment"] == NUMBERINGS], "saturation_load_low")
     out = ["### Uniform traffic, MR/LS 2/4 (Table 1, left, first rows)\n"]
     out += table1(fs, ["Unif."], with_substitute=True)
     if any(k[0] == NOBUF for k in fs):
@@ -343,12 +369,20 @@ def report(res: dict[str, Any]) -> str:
     if any(k[4] != DEFAULT_WINDOW for k in fs):
         out += ["", "### The window: the same searches with longer windows W (warm-up a quarter of W)\n"]
         out += window_table(fs)
-    if any(k[0] == "Unif." and k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fs.items()):
-        out += ["", f"### Uniform traffic at the stable window ({STABLE_WINDOW}, sizes with 10 fabrics)\n"]
-        out += table1(fs, ["Unif."], with_substitute=False, window=STABLE_WINDOW, fabrics=10)
+    if any(k[0] in COLUMNS and k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fs.items()):
+        out += ["", f"### Table 1 at the stable window ({STABLE_WINDOW}, rows with 10 fabrics)\n"]
+        out += table1(fs, list(COLUMNS), with_substitute=False, window=STABLE_WINDOW, fabrics=10)
     if fs_br:
         out += ["", "### Bit-reversal under three host numberings (32-byte packets)\n"]
         out += numbering_table(fs_br)
+    out += ["", f"### The factor at the saturation point against the largest accepted load ({DEFAULT_WINDOW})\n"]
+    out += knee_table(fs, fk)
+    if any(k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fk.items()):
+        out += ["", f"### The same at the stable window ({STABLE_WINDOW})\n"]
+        out += knee_table(fs, fk, STABLE_WINDOW)
+    if fk_br:
+        out += ["", "### Bit-reversal under three host numberings at the saturation point (32-byte packets)\n"]
+        out += numbering_table(fk_br, "saturation load")
     out += ["", "### Fig. 3's saturation points in the paper's unit (fabric 1, 32-byte packets)\n"]
     out += fig3_table(fs)
     bad = [s for s in res["searches"] if s["status"] != "ok"]

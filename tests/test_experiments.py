@@ -431,6 +431,47 @@ def test_martinez2003_table1_roots_table():
     assert mod.roots_table(fs)[3].startswith("| BR | 32B | 8 | 1 | 8 | 0.500 / 0.500 / 0.500 | 1.20 | **1.20** |")
 
 
+def test_martinez2003_table1_knee_table():
+    """The factor read at the saturation point (the highest loads sustained) beside the largest accepted load."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    searches = [{"column": "BR", "numbering": "consecutive", "size": "32B", "switches": 8, "window": "200us",
+                 "topo": t, "adaptive": a, "throughput": thr, "saturation_load_low": lo}
+                for t in (1, 2) for a, thr, lo in ((0, 0.45, 0.25 * t), (1, 0.54, 0.40 * t))]
+    fs, fk = mod.factors(searches), mod.factors(searches, "saturation_load_low")
+    assert fk[("BR", "consecutive", "32B", 8, "200us")] == [(1, 0.25, 0.40), (2, 0.5, 0.8)]
+    assert mod.knee_table(fs, fk)[2] == ("| BR | 32B | 8 | 2 | 1.20 / 1.20 / **1.20** | 1.60 / 1.60 / **1.60** | "
+                                         "1.21 / 1.90 / **1.58** |")
+
+
+def test_martinez2003_probes(tmp_path, capsys):
+    """experiments/martinez2003_probes.py lists a search's probes with the search's own saturation test."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("martinez2003_probes", ROOT / "experiments" / "martinez2003_probes.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for i, (adaptive, load, offered, accepted, backlog) in enumerate(
+            ((0, 0.3, 0.30, 0.299, False), (0, 0.9, 0.9, 0.45, True), (0, 0.4, 0.40, 0.37, False),
+             (1, 0.3, 0.30, 0.30, False))):
+        run = tmp_path / "runs" / f"r{i}"
+        run.mkdir(parents=True)
+        (run / "run.json").write_text(json.dumps({"vars": {"column": "BR", "topo": 3, "adaptive": adaptive, "load": load}}))
+        (run / "summary.json").write_text(json.dumps({"offered_load": offered, "accepted_load": accepted,
+                                                      "saturated": backlog, "link_utilisation": {"max": 0.5}}))
+    assert mod.main([str(tmp_path), "column=BR", "topo=3", "adaptive=0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "| load | offered | accepted | saturated | max link |"
+    # 0.37 of 0.40 offered is below 0.95 of it: saturated although the backlog did not grow
+    assert out[2:] == ["| 0.3000 | 0.3000 | 0.2990 | no | 0.500 |", "| 0.4000 | 0.4000 | 0.3700 | yes | 0.500 |",
+                       "| 0.9000 | 0.9000 | 0.4500 | yes | 0.500 |"]
+    assert mod.main([str(tmp_path), "column=HS"]) == 1
+
+
 def test_martinez2003_table1_window_table():
     """experiments/martinez2003_table1.py: a longer window against 200 us on the same fabrics; Table 1 at 400 us."""
     import importlib.util
