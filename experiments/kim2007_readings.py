@@ -403,9 +403,11 @@ def multicast(reading: str) -> None:
     # the central buffer's size: 16384 B (the default, 3276 B per output port's FIFO), 8192 B and 65536 B
     print(write_multicast(f"kim2007_paper_fig10_cbuf_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("central-buffer size=8192", "central-buffer size=65536")))
-    # the central buffer's FIFOs: one per output port (the default) against one per port and VL
+    # the central buffer's FIFOs: one per output port (the default) against one per port and VL, and per VL
+    # with four times the buffer (each port's share 13107 B: twelve packets, not three)
     print(write_multicast(f"kim2007_paper_fig10_cbufvl_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
-                          "150 ms", engines=("central-buffer", "central-buffer fifo=vl")))
+                          "150 ms", engines=("central-buffer", "central-buffer fifo=vl",
+                                             "central-buffer fifo=vl size=65536")))
     # SPF+Drop instead of SPF (HLL, HV 2 as Figs. 7-9): does the routing choice change the ordering?
     print(write_multicast(f"kim2007_paper_fig10_drop_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("replicated-unicast", "asynchronous"),
