@@ -22,12 +22,12 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
-  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_drop}_<reading>.toml
+  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_drop}_<reading>.toml, _fig10f_queue_
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
   python experiments/kim2007_readings.py adaptive READING  # kim2007_paper_{adaptive,lookup}_<reading>.toml
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
-  python experiments/kim2007_readings.py mtable RESULTS...  # Fig. 10's multicast table of finished runs
+  python experiments/kim2007_readings.py mtable [--network] RESULTS...  # Fig. 10's multicast table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
   python experiments/kim2007_readings.py versus RESULTS A B  # scheme B against scheme A, seed by seed
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
@@ -408,6 +408,9 @@ def multicast(reading: str) -> None:
     print(write_multicast(f"kim2007_paper_fig10_cbufvl_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("central-buffer", "central-buffer fifo=vl",
                                              "central-buffer fifo=vl size=65536")))
+    # Fig. 10f at 0.5 and 0.6 again, for the members' latency from injection (where multicast waits)
+    print(write_multicast(f"kim2007_paper_fig10f_queue_{reading}", reading, "10f", [0.5, 0.6], "30ms", "180ms",
+                          "150 ms"))
     # SPF+Drop instead of SPF (HLL, HV 2 as Figs. 7-9): does the routing choice change the ordering?
     print(write_multicast(f"kim2007_paper_fig10_drop_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("replicated-unicast", "asynchronous"),
@@ -482,13 +485,14 @@ def multicast_cells(run: dict) -> dict[str, float | None]:
     groups = sorted({k.split("_")[2] for k in run if k.startswith("multicast_groups_g")})
     _, last = _pooled(run, [f"multicast_groups_{g}_latency" for g in groups])
     nm, member = _pooled(run, [f"multicast_groups_{g}_member_latency" for g in groups])
+    _, network = _pooled(run, [f"multicast_groups_{g}_member_network_latency" for g in groups])
     nr, rt = _pooled(run, ["real_time_latency"])
     unicast = (nr * rt - nm * member) / (nr - nm) if rt is not None and member is not None and nr > nm else None
     _, uni_sls = _pooled(run, [f"sl{s}_latency" for s in range(4, 9)])
     sent = sum(_num(run, f"multicast_groups_{g}_packets") or 0 for g in groups)
     complete = sum(_num(run, f"multicast_groups_{g}_complete") or 0 for g in groups)
-    return {"multicast": last, "member": member, "real time": rt, "unicast": unicast, "unicast SLs": uni_sls,
-            "complete": complete / sent if sent else None}
+    return {"multicast": last, "member": member, "member network": network, "real time": rt, "unicast": unicast,
+            "unicast SLs": uni_sls, "complete": complete / sent if sent else None}
 
 
 MCOLUMNS = (("status", None), ("offered", "offered_load"), ("accepted", "accepted_load"),
@@ -499,8 +503,9 @@ MCOLUMNS = (("status", None), ("offered", "offered_load"), ("accepted", "accepte
             ("complete", "complete"), ("max link", "link_utilisation_max"), ("run s", "wall_s"))
 
 
-def mtable(dirs: list[str]) -> None:
-    """Fig. 10's table: one row per run, by load and then the engines' or the policies' order."""
+def mtable(dirs: list[str], network: bool = False) -> None:
+    """Fig. 10's table: one row per run, by load and then the engines' or the policies' order; with *network*,
+    the members' copies' network latency too (from injection: the member latency less the source queue)."""
     for d in dirs:
         found = rows(d)
         policies = any("policy" in r for r in found)
@@ -509,6 +514,8 @@ def mtable(dirs: list[str]) -> None:
         cols = list(MCOLUMNS)
         if policies:
             cols.insert(cols.index(("control (us)", "control_latency_mean")), ("unicast SLs 4-8 (us)", "unicast SLs"))
+        if network:
+            cols.insert(cols.index(("member (us)", "member")) + 1, ("member from injection (us)", "member network"))
         head = ["load", by] + [c for c, _ in cols]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -635,7 +642,7 @@ def main(argv: list[str]) -> int:
     elif argv[0] == "versus":
         versus(*argv[1:4])
     elif argv[0] == "mtable":
-        mtable(argv[1:])
+        mtable([a for a in argv[1:] if a != "--network"], network="--network" in argv)
     elif argv[0] == "deadlocks":
         deadlocks(argv[1:])
     elif argv[0] == "reductions":

@@ -13,7 +13,10 @@ Counted per group: ``packets`` sent, ``complete``, ``member_deliveries``,
 packet no longer expected: always 0 in a correct data path; with
 ``Simulation(check=True)`` the first one raises), ``latency_ns`` (to the
 last member) and ``member_latency_ns`` (``mean`` and ``max``) over packets
-created at or after the warm-up.
+created at or after the warm-up, and ``member_network_latency_ns``: each
+member's copy from its packet's injection (its head leaving the source) to
+its tail at the member, the member latency less the time in the source's
+queue.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class MulticastStats:
         self.duplicates = [0] * n
         self._lat = [[0, 0.0, 0.0] for _ in range(n)]  # measured packets: count, sum, max
         self._mlat = [[0, 0.0, 0.0] for _ in range(n)]
+        self._mnet = [[0, 0.0, 0.0] for _ in range(n)]  # member copies: injection to tail
 
     def group_index(self, group) -> int:
         """The index of *group* (a name or a MulticastGroup)."""
@@ -101,6 +105,7 @@ class MulticastStats:
         measured = created >= self.sim.warmup
         if measured:
             _add(self._mlat[gi], t - created)
+            _add(self._mnet[gi], t - p.injected)
         if t > rec[3]:
             rec[3] = t
         if not rec[2]:
@@ -114,9 +119,9 @@ class MulticastStats:
 
         ``groups`` maps each group's name to its ``members``, ``packets``,
         ``complete``, ``member_deliveries``, ``duplicates``, and
-        ``latency_ns`` and ``member_latency_ns`` (``count``, ``mean``,
-        ``max``; None without packets), as the module documentation defines
-        them.
+        ``latency_ns``, ``member_latency_ns`` and ``member_network_latency_ns``
+        (``count``, ``mean``, ``max``; None without packets), as the module
+        documentation defines them.
         """
         out = {}
         for i, g in enumerate(self.groups):
@@ -128,6 +133,7 @@ class MulticastStats:
                 "duplicates": self.duplicates[i],
                 "latency_ns": _stat(self._lat[i]),
                 "member_latency_ns": _stat(self._mlat[i]),
+                "member_network_latency_ns": _stat(self._mnet[i]),
             }
         return {"copies": self.sim.stats.copies, "source_copies": self.source_copies, "groups": out}
 

@@ -119,6 +119,7 @@ class TestLatency:
         assert g["packets"] == g["complete"] == 1 and g["member_deliveries"] == 2 and g["duplicates"] == 0
         assert g["latency_ns"]["max"] == pytest.approx(expected)
         assert g["member_latency_ns"]["mean"] == pytest.approx(expected)
+        assert g["member_network_latency_ns"]["mean"] == pytest.approx(expected)  # sent as created: no queueing
         assert s["multicast"]["copies"] == 1 and s["packets_delivered"] == 2 and s["conservation_ok"]
 
     def test_replicated_unicast_sends_the_copies_one_after_the_other(self):
@@ -130,6 +131,9 @@ class TestLatency:
         g = s["multicast"]["groups"]["g"]
         assert g["latency_ns"]["max"] == pytest.approx(first + 256 * 4)
         assert g["member_latency_ns"]["mean"] == pytest.approx(first + 128 * 4)
+        # the second copy waits at the source for the first: its network latency is the first's
+        assert g["member_network_latency_ns"]["mean"] == pytest.approx(first)
+        assert g["member_network_latency_ns"]["count"] == 2
         assert s["packets_injected"] == 2 and s["multicast"]["copies"] == 0 and s["conservation_ok"]
 
 
