@@ -277,17 +277,23 @@ class CentralBuffer(ReplicationEngine):
         waits = []
         for tx in self.switch.tx.values():
             if tx.mfifo:
-                s, vl = tx.mfifo[0]
-                k = starved(tx, vl, s.p.credits)
-                if self.qcap is not None and k is not None:  # this output's share drains only downstream
-                    yield ("central", id(self), tx.port), f"{self.switch.path} central buffer, port {tx.port} share", [k], False
+                ks = self._blocked(tx, starved)
+                if self.qcap is not None and ks is not None:  # this output's share drains only downstream
+                    yield ("central", id(self), tx.port), f"{self.switch.path} central buffer, port {tx.port} share", ks, False
                 if waits is not None:
-                    if k is None:
+                    if ks is None:
                         waits = None
                     else:
-                        waits.append(k)
+                        waits.extend(ks)
         if waits:
             yield ("central", id(self)), f"{self.switch.path} central buffer", waits, False
+
+    def _blocked(self, tx, starved):
+        """What *tx*'s multicast FIFO waits for (the watchdog): ``[what its head waits for]``, or None when
+        the head can go."""
+        s, vl = tx.mfifo[0]
+        k = starved(tx, vl, s.p.credits)
+        return None if k is None else [k]
 
 
 class CentralBufferPerVL(CentralBuffer):
@@ -350,22 +356,7 @@ class CentralBufferPerVL(CentralBuffer):
             return tx.free_at() <= now and any(s.p.credits <= tx.room_at(vl, now) for s, vl in self._heads(tx)), False
         return super().sendable(tx, now)
 
-    def nodes(self, now: float, starved):
-        """As :meth:`CentralBuffer.nodes`; a port's copies drain when any of its VL heads has credits."""
-        if not self.stored:
-            return
-        waits = []
-        for tx in self.switch.tx.values():
-            if tx.mfifo:
-                ks = [starved(tx, vl, s.p.credits) for s, vl in self._heads(tx)]
-                if None in ks:  # a VL head can go: this output's copies drain
-                    ks = None
-                if self.qcap is not None and ks is not None:  # this output's share drains only downstream
-                    yield ("central", id(self), tx.port), f"{self.switch.path} central buffer, port {tx.port} share", ks, False
-                if waits is not None:
-                    if ks is None:
-                        waits = None
-                    else:
-                        waits.extend(ks)
-        if waits:
-            yield ("central", id(self)), f"{self.switch.path} central buffer", waits, False
+    def _blocked(self, tx, starved):
+        """What *tx*'s copies wait for: every VL head's wait, or None when one of them can go."""
+        ks = [starved(tx, vl, s.p.credits) for s, vl in self._heads(tx)]
+        return None if None in ks else ks
