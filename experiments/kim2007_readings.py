@@ -22,7 +22,8 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
-  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_drop}_<reading>.toml, _fig10f_queue_
+  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_drop}_<reading>.toml
+                                                           # and kim2007_paper_fig10f_queue_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
   python experiments/kim2007_readings.py adaptive READING  # kim2007_paper_{adaptive,lookup}_<reading>.toml
@@ -392,7 +393,8 @@ reading = ["{reading}"]
 def multicast(reading: str) -> None:
     """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*; the window
     check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms); the
-    central buffer's size (kim2007_paper_fig10_cbuf_<reading>) and FIFOs (_cbufvl_); SPF+Drop (kim2007_paper_fig10_drop_<reading>)."""
+    central buffer's size (kim2007_paper_fig10_cbuf_<reading>) and FIFOs (_cbufvl_); Fig. 10f at 0.5-0.6 for the
+    members' latency from injection (_fig10f_queue_); SPF+Drop (kim2007_paper_fig10_drop_<reading>)."""
     print(write_multicast(f"kim2007_paper_fig10_{reading}", reading, "10", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
                           "30ms", "180ms", "150 ms"))
     print(write_multicast(f"kim2007_paper_fig10f_{reading}", reading, "10f", [0.2, 0.4, 0.5, 0.6],

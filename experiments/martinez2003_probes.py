@@ -8,7 +8,8 @@ one row per probe, by the variables that differ between the searches and then lo
 accepted load (fractions of the hosts' link rate, averaged over all hosts),
 whether the search counts the probe saturated (its source backlog grew, or it
 accepted less than 0.95 of what it offered: ``ibfabric.saturation.is_saturated``
-with the default threshold), and the busiest link's utilisation.  Example, deterministic and adaptive bit-reversal on one fabric::
+with the default threshold), and the busiest link's utilisation.  Example,
+deterministic and adaptive bit-reversal on one fabric::
 
   python experiments/martinez2003_probes.py results/martinez2003_table1_more column=BR size=32B switches=8 topo=3
 """

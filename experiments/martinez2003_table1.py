@@ -258,7 +258,8 @@ def variants_table(fs) -> list[str]:
 
 
 def numbering_table(fs, what: str = "throughput") -> list[str]:
-    out = [f"| numbering | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** | det. / adaptive {what} (avg) |",
+    out = ["| numbering | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** "
+           f"| det. / adaptive {what} (avg) |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for num in ("consecutive", "interleaved", "random"):
         for sw in (8, 16, 32, 64):
