@@ -311,11 +311,11 @@ def knee_table(fs, fk, window: str = DEFAULT_WINDOW) -> list[str]:
     return out
 
 
-def roots_table(fs) -> list[str]:
-    """Per size: the deterministic throughput and the factor over every choice of up*/down* root, fabric by
-    fabric, averaged over the fabrics."""
-    out = ["| column | size | switches | fabrics | roots each | det. throughput: worst root / sw0 / best root "
-           "| factor: root sw0 | root of the best det. throughput | lowest over roots | highest over roots "
+def roots_table(fs, what: str = "throughput") -> list[str]:
+    """Per size: the deterministic throughput (or *what* the factors were made of) and the factor over every
+    choice of up*/down* root, fabric by fabric, averaged over the fabrics."""
+    out = [f"| column | size | switches | fabrics | roots each | det. {what}: worst root / sw0 / best root "
+           f"| factor: root sw0 | root of the best det. {what} | lowest over roots | highest over roots "
            "| paper: min / max / **avg** | ours, root of the best det.: min / max |", "|---" * 12 + "|"]
     for base, size, sw in ((b, z, w) for b in ROOT_BASES for z in ("32B", "256B") for w in (8, 16, 32, 64)):
         per: dict[int, dict[str, tuple[float, float]]] = {}
@@ -381,6 +381,9 @@ def report(res: dict[str, Any]) -> str:
     if any(k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fk.items()):
         out += ["", f"### The same at the stable window ({STABLE_WINDOW})\n"]
         out += knee_table(fs, fk, STABLE_WINDOW)
+    if any(ROOT_COLUMN in k[0] for k in fk):
+        out += ["", "### Every switch as the up*/down* root, at the saturation point\n"]
+        out += roots_table(fk, "saturation load")
     if fk_br:
         out += ["", "### Bit-reversal under three host numberings at the saturation point (32-byte packets)\n"]
         out += numbering_table(fk_br, "saturation load")
