@@ -22,7 +22,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
-  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_drop}_<reading>.toml
+  python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_cbufseeds,_drop}_<reading>.toml
                                                            # and kim2007_paper_fig10f_queue_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
@@ -322,7 +322,7 @@ MHEADER = """# Kim et al. 2007, Fig. {fig} on the paper's set-up under the "{rea
 # frame by frame to one of three groups of 2, 4 and 2 members (multicast_groups(15): drawn by seed 2007),
 # every host a sender (source-based trees along the unicast routes).  Routing: SPF (§5.2 names none; SPF
 # is the paper's default forwarding, deadlock-free on kim2007_15).  Window: {warmup} of warm-up,
-# {measured} measured, one seed.
+# {measured} measured, {seeds}.
 {what}#
 #   ibfabric sweep experiments/{name}.toml --jobs 1
 #   python experiments/kim2007_readings.py mtable results/{name}
@@ -330,7 +330,7 @@ MHEADER = """# Kim et al. 2007, Fig. {fig} on the paper's set-up under the "{rea
 
 
 def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time: str, measured: str,
-                    engines=ENGINES, extra: dict[str, str] | None = None) -> Path:
+                    engines=ENGINES, extra: dict[str, str] | None = None, repeat: int = 1) -> Path:
     """Fig. 10a-e (*fig* "10": the four replication engines) or Fig. 10f ("10f": the four policies)."""
     topology = "kim2007_15"
     f = factors(topology)[reading]
@@ -359,7 +359,8 @@ def write_multicast(name: str, reading: str, fig: str, loads, warmup: str, time:
                f"rtsls = {toml_list([r[2] for r in rows])}\npriority = {toml_list([r[3] for r in rows])}\n")
     if extra:
         what += "# Besides: " + ", ".join(f"{k} = {v}" for k, v in extra.items()) + ".\n"
-    text = MHEADER.format(fig=fig, reading=reading, f=f, warmup=warmup, measured=measured, what=what, name=name)
+    text = MHEADER.format(fig=fig, reading=reading, f=f, warmup=warmup, measured=measured, what=what, name=name,
+                          seeds="one seed" if repeat == 1 else f"{repeat} seeds (repetitions 0-{repeat - 1})")
     text += f"""
 [experiment]
 name = "{name}"
@@ -367,7 +368,7 @@ topology = "{topology}"
 config = "kim2007-traffic"
 time = "{time}"
 warmup = "{warmup}"
-repeat = 1
+repeat = {repeat}
 together = {together}
 
 [parameters]
@@ -410,6 +411,10 @@ def multicast(reading: str) -> None:
     print(write_multicast(f"kim2007_paper_fig10_cbufvl_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("central-buffer", "central-buffer fifo=vl",
                                              "central-buffer fifo=vl size=65536")))
+    # the central buffer with per-VL FIFOs and 64 KB against the other two switch schemes, three seeds
+    print(write_multicast(f"kim2007_paper_fig10_cbufseeds_{reading}", reading, "10", [0.4, 0.5], "30ms", "180ms",
+                          "150 ms", engines=("synchronous", "asynchronous", "central-buffer fifo=vl size=65536"),
+                          repeat=3))
     # Fig. 10f at 0.5 and 0.6 again, for the members' latency from injection (where multicast waits)
     print(write_multicast(f"kim2007_paper_fig10f_queue_{reading}", reading, "10f", [0.5, 0.6], "30ms", "180ms",
                           "150 ms"))
@@ -521,7 +526,8 @@ def mtable(dirs: list[str], network: bool = False) -> None:
         head = ["load", by] + [c for c, _ in cols]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
-        for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r[by].split(" ")[0]), r[by])):
+        for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r[by].split(" ")[0]), r[by],
+                                              int(r.get("repetition", "0")))):
             mc = multicast_cells(r)
             cells = []
             for _, key in cols:
@@ -534,7 +540,8 @@ def mtable(dirs: list[str], network: bool = False) -> None:
                     cells.append(cell(r, key))
             if policies and r[by] == "shared":  # SLs 4-8 carry multicast too under the shared policy
                 cells[[k for _, k in cols].index("unicast SLs")] = "(shared)"
-            print("| " + " | ".join([r["load"], r[by]] + cells) + " |")
+            label = r[by] if r.get("repetition", "0") == "0" else f"{r[by]} (rep {r['repetition']})"
+            print("| " + " | ".join([r["load"], label] + cells) + " |")
 
 
 REDUCED = (("DMP", "realtime_dmp"), ("DMT", "realtime_dmt_ns"), ("real time", "real_time_latency_mean"),
