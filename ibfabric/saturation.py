@@ -19,7 +19,13 @@ search runs the experiment at chosen offered loads:
   load may stay level or fall (head-of-line blocking spreads a congestion
   tree: on ``irregular16`` with input-queued switches it falls from 0.157 to
   about 0.10), so the peak, reached next to the saturation load, is the
-  throughput the papers read off their curves.
+  throughput the papers read off their curves;
+- the **accepted load at saturation** is what the highest unsaturated probe
+  accepted: the point where the curve turns up.  Under permutation traffic
+  the peak can lie far past it (the flows that do not cross the saturated
+  link keep growing with the offered load; deterministic bit-reversal on 64
+  switches accepts 2.9 times its saturation point at ``high``), and the
+  peak then depends on ``high``: compare this one there.
 
 Every probe is an ordinary run of the sweep machinery (its id hashes its
 configuration), so a search that was interrupted resumes without running a
@@ -130,7 +136,8 @@ class Search:
             reached`` or ``failed``), ``saturation_load_low`` and
             ``saturation_load_high`` (the bracket, None on an open side),
             ``throughput`` (the largest accepted load of any probe),
-            ``probes`` and ``error``.
+            ``accepted_at_saturation`` (what the highest unsaturated probe
+            accepted, None without one), ``probes`` and ``error``.
         """
         accepted = [p[2] for p in self.probes if p[2] is not None]
         if self.failed is not None:
@@ -150,6 +157,7 @@ class Search:
             "saturation_load_low": self.lo,
             "saturation_load_high": self.hi,
             "throughput": max(accepted) if accepted else None,
+            "accepted_at_saturation": next((p[2] for p in self.probes if p[0] == self.lo and not p[3]), None),
             "probes": len(self.probes),
             "error": self.failed,
         }

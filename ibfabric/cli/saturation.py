@@ -15,7 +15,8 @@ def add_parser(sub):
             "For every configuration of EXPERIMENT (its iteration variables except the one named in its"
             " [saturation] table, times its repetitions), search the offered load at which the fabric"
             " saturates (the run's source backlog grows, or accepted < threshold x offered) by bisection,"
-            " and report the saturation throughput (the largest accepted load probed). Probes are ordinary"
+            " and report the saturation throughput (the largest accepted load probed) and the accepted load"
+            " at saturation (that of the highest unsaturated probe). Probes are ordinary"
             " sweep runs in OUT/runs/, so an interrupted search resumes. Writes OUT/saturation.csv."
         ),
     )
@@ -38,9 +39,10 @@ def run(args) -> int:
     var = exp.saturation["variable"]
     names = [n for n in exp.variables if n != var]
     columns = ["experiment", *names, "repetition", "status", "saturation_load_low", "saturation_load_high",
-               "throughput", "probes"]
+               "throughput", "accepted_at_saturation", "probes"]
     rows = [tuple([exp.name, *(r[n] for n in names), r["repetition"], r["status"], r["saturation_load_low"],
-                   r["saturation_load_high"], r["throughput"], r["probes"]]) for r in results]
+                   r["saturation_load_high"], r["throughput"], r["accepted_at_saturation"], r["probes"]])
+            for r in results]
     table = Table(columns=columns, rows=rows, failures=[])
     path = sweep.out / "saturation.csv"
     table.to_csv(path)

@@ -256,6 +256,21 @@ class TestSearch:
         assert res["saturation_load_high"] - res["saturation_load_low"] <= 0.01 + 1e-12
         assert res["throughput"] == knee
 
+    def test_accepted_at_saturation_is_the_highest_unsaturated_probe(self):
+        # a permutation: past its knee (0.2) the flows off the saturated link keep growing, so the largest
+        # accepted load (at high) lies far past the saturation point
+        s = Search({}, 0, 0.05, 0.5, 0.01, 12, 0.95)
+        while (load := s.next_load()) is not None:
+            s.add(load, fake(load, load if load <= 0.2 else 0.2 + 0.5 * (load - 0.2), load > 0.2), f"id{load}")
+        res = s.result()
+        assert res["throughput"] == pytest.approx(0.35)  # at high = 0.5
+        assert res["accepted_at_saturation"] == res["saturation_load_low"] <= 0.2
+        assert res["accepted_at_saturation"] > 0.19
+        s = Search({}, 0, 0.05, 0.5, 0.01, 8, 0.95)  # saturated at low: no unsaturated probe
+        s.add(s.next_load(), fake(0.5, 0.01, True), "x")
+        s.add(s.next_load(), fake(0.05, 0.01, True), "y")
+        assert s.result()["accepted_at_saturation"] is None
+
     def test_bounded(self):
         s = Search({}, 0, 0.05, 0.5, 0.0001, 4, 0.95)
         while (load := s.next_load()) is not None:
