@@ -450,6 +450,11 @@ def adaptive(reading: str) -> None:
                     ["mp+lfu/adaptive"], "30ms", "180ms", "150 ms", repeat=3, extra=extra))
 
 
+def labelled(name: str, repetition: str) -> str:
+    """A row's label: the scheme (engine, policy) of repetition 0 as it is, a later seed's with "(rep N)"."""
+    return name if repetition == "0" else f"{name} (rep {repetition})"
+
+
 def table(dirs: list[str]) -> None:
     head = ["reading", "load", "scheme"] + [c for c, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
@@ -459,7 +464,7 @@ def table(dirs: list[str]) -> None:
         order = list(SCHEMES)
         for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r["scheme"].split("@")[0]),
                                               r["scheme"], int(r.get("repetition", 0)))):
-            scheme = r["scheme"] if r.get("repetition", "0") == "0" else f"{r['scheme']} (rep {r['repetition']})"
+            scheme = labelled(r["scheme"], r.get("repetition", "0"))
             print("| " + " | ".join([r.get("reading", "host"), r["load"], scheme]
                                     + [cell(r, k) for _, k in COLUMNS]) + " |")
 
@@ -540,7 +545,7 @@ def mtable(dirs: list[str], network: bool = False) -> None:
                     cells.append(cell(r, key))
             if policies and r[by] == "shared":  # SLs 4-8 carry multicast too under the shared policy
                 cells[[k for _, k in cols].index("unicast SLs")] = "(shared)"
-            label = r[by] if r.get("repetition", "0") == "0" else f"{r[by]} (rep {r['repetition']})"
+            label = labelled(r[by], r.get("repetition", "0"))
             print("| " + " | ".join([r["load"], label] + cells) + " |")
 
 
@@ -563,7 +568,7 @@ def reductions(directory: str, base: str = "spf") -> None:
         for scheme in sorted(at, key=lambda s: order.index(s.split("@")[0])):
             if scheme == base:
                 continue
-            label = scheme if rep == "0" else f"{scheme} (rep {rep})"
+            label = labelled(scheme, rep)
             cells = []
             for _, key in REDUCED:
                 b, x = at[base].get(key, ""), at[scheme].get(key, "")
@@ -616,7 +621,7 @@ def deadlocks(dirs: list[str]) -> None:
                 continue
             dl = json.loads((Path(d) / "runs" / r["run_id"] / "summary.json").read_text())["deadlock"]
             cycle = " -> ".join(c.split(".", 1)[1] for c in dl["cycle"])
-            scheme = r["scheme"] if r.get("repetition", "0") == "0" else f"{r['scheme']} (rep {r['repetition']})"
+            scheme = labelled(r["scheme"], r.get("repetition", "0"))
             print(f"| {r['experiment']} | {r['load']} | {scheme} | {dl['time_ns'] / 1e6:.2f} | {cycle} |")
 
 

@@ -174,6 +174,18 @@ def _stats(pairs) -> tuple[float, float, float]:
     return min(f), max(f), sum(f) / len(f)
 
 
+def _key(col: str, size: str, sw: int, window: str = DEFAULT_WINDOW) -> tuple:
+    """The factors' key of Table 1's cell (*col*, *size*, *sw*): uniform and bit-reversal number the hosts
+    consecutively, the other columns have no numbering."""
+    return col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, window
+
+
+def _paper(col: str, sw: int, size: str) -> tuple:
+    """The paper's (min, max, avg) for the cell, or three Nones where Table 1 has none."""
+    paper = PAPER.get((col, sw))
+    return paper[0 if size == "32B" else 1] if paper else (None, None, None)
+
+
 def _f(x: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if x is None else fmt.format(x)
 
@@ -187,14 +199,12 @@ def table1(fs, columns, with_substitute: bool, only: set | None = None, window: 
     for col in columns:
         for size in ("32B", "256B"):
             for sw in (8, 16, 32, 64):
-                pairs = fs.get((col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, window))
+                pairs = fs.get(_key(col, size, sw, window))
                 if not pairs or len(pairs) < fabrics or (only is not None and (size, sw) not in only):
                     continue
                 lo, hi, avg = _stats(pairs)
-                paper = PAPER.get((col, sw))
-                p = paper[0 if size == "32B" else 1] if paper else (None, None, None)
-                det = sum(d for _, d, _ in pairs) / len(pairs)
-                ada = sum(a for _, _, a in pairs) / len(pairs)
+                p = _paper(col, sw, size)
+                det, ada = _mean(d for _, d, _ in pairs), _mean(a for _, _, a in pairs)
                 sub = f"| {_f(SUBSTITUTE.get((col, sw, size)))} " if with_substitute else ""
                 out.append(f"| {col} | {size} | {sw} | {len(pairs)} | {lo:.2f} | {hi:.2f} | **{avg:.2f}** | "
                            f"{_f(p[0])} | {_f(p[1])} | **{_f(p[2])}** {sub}| {det:.3f} / {ada:.3f} |")
@@ -251,7 +261,7 @@ def variants_table(fs) -> list[str]:
         if m is None:
             continue
         n, (d0, d1), (a0, a1), (f0, f1), change = m
-        paper = PAPER[("Unif.", sw)][0 if size == "32B" else 1][2]
+        paper = _paper("Unif.", sw, size)[2]
         out.append(f"| {col.removeprefix('Unif., ')} | {size} | {sw} | {n} | {d0:.3f} / {d1:.3f} | "
                    f"{a0:.3f} / {a1:.3f} | {f0:.2f} / **{f1:.2f}** | {paper:.2f} | {change} |")
     return out
@@ -267,9 +277,8 @@ def numbering_table(fs, what: str = "throughput") -> list[str]:
             if not pairs:
                 continue
             lo, hi, avg = _stats(pairs)
-            p = PAPER[("BR", sw)][0]
-            det = sum(d for _, d, _ in pairs) / len(pairs)
-            ada = sum(a for _, _, a in pairs) / len(pairs)
+            p = _paper("BR", sw, "32B")
+            det, ada = _mean(d for _, d, _ in pairs), _mean(a for _, _, a in pairs)
             out.append(f"| {num} | {sw} | {len(pairs)} | {lo:.2f} | {hi:.2f} | **{avg:.2f}** | {p[0]:.2f} | {p[1]:.2f} | "
                        f"**{p[2]:.2f}** | {det:.3f} / {ada:.3f} |")
     return out
@@ -300,12 +309,11 @@ def knee_table(fs, fk, window: str = DEFAULT_WINDOW) -> list[str]:
     for col in COLUMNS:
         for size in ("32B", "256B"):
             for sw in (8, 16, 32, 64):
-                key = (col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, window)
+                key = _key(col, size, sw, window)
                 if not fs.get(key) or not fk.get(key):
                     continue
                 a, b = _stats(fs[key]), _stats(fk[key])
-                paper = PAPER.get((col, sw))
-                p = paper[0 if size == "32B" else 1] if paper else (None, None, None)
+                p = _paper(col, sw, size)
                 out.append(f"| {col} | {size} | {sw} | {len(fk[key])} | {a[0]:.2f} / {a[1]:.2f} / **{a[2]:.2f}** | "
                            f"{b[0]:.2f} / {b[1]:.2f} / **{b[2]:.2f}** | {_f(p[0])} / {_f(p[1])} / **{_f(p[2])}** |")
     return out
@@ -336,7 +344,7 @@ def roots_table(fs, what: str = "throughput") -> list[str]:
         fbest = [a / d for d, a in (max(r.values()) for r in rs)]  # under the root of the best det.
         flo = _mean(min(a / d for d, a in r.values()) for r in rs)
         fhi = _mean(max(a / d for d, a in r.values()) for r in rs)
-        p = PAPER[(base, sw)][0 if size == "32B" else 1]
+        p = _paper(base, sw, size)
         out.append(f"| {base} | {size} | {sw} | {n} | {sw} | {worst:.3f} / {d0:.3f} / {best:.3f} | {f0:.2f} | "
                    f"**{_mean(fbest):.2f}** | {flo:.2f} | {fhi:.2f} | {p[0]:.2f} / {p[1]:.2f} / **{p[2]:.2f}** | "
                    f"{min(fbest):.2f} / {max(fbest):.2f} |")
@@ -349,10 +357,10 @@ NUMBERINGS = "martinez2003_table1_br"
 
 
 def report(res: dict[str, Any]) -> str:
-    fs = factors([s for s in res["searches"] if s["experiment"] != NUMBERINGS])
-    fs_br = factors([s for s in res["searches"] if s["experiment"] == NUMBERINGS])
-    fk = factors([s for s in res["searches"] if s["experiment"] != NUMBERINGS], "saturation_load_low")
-    fk_br = factors([s for s in res["searches"] if s["experiment"] == NUMBERINGS], "saturation_load_low")
+    main = [s for s in res["searches"] if s["experiment"] != NUMBERINGS]
+    numbered = [s for s in res["searches"] if s["experiment"] == NUMBERINGS]
+    fs, fs_br = factors(main), factors(numbered)
+    fk, fk_br = factors(main, "saturation_load_low"), factors(numbered, "saturation_load_low")
     out = ["### Uniform traffic, MR/LS 2/4 (Table 1, left, first rows)\n"]
     out += table1(fs, ["Unif."], with_substitute=True)
     if any(k[0] == NOBUF for k in fs):

@@ -157,7 +157,7 @@ class Search:
             "saturation_load_low": self.lo,
             "saturation_load_high": self.hi,
             "throughput": max(accepted) if accepted else None,
-            "accepted_at_saturation": next((p[2] for p in self.probes if p[0] == self.lo and not p[3]), None),
+            "accepted_at_saturation": next((p[2] for p in self.probes if p[0] == self.lo), None),
             "probes": len(self.probes),
             "error": self.failed,
         }
