@@ -23,7 +23,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
   python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_cbufseeds,_drop}_<reading>.toml
-                                                           # and kim2007_paper_fig10f_queue_<reading>.toml
+                                                           # and kim2007_paper_fig10f_{queue,weights}_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
   python experiments/kim2007_readings.py adaptive READING  # kim2007_paper_{adaptive,lookup}_<reading>.toml
@@ -395,7 +395,8 @@ def multicast(reading: str) -> None:
     """Fig. 10a-e at L = 0.1-0.6 and Fig. 10f at 0.2, 0.4, 0.5, 0.6 on kim2007_15 under *reading*; the window
     check (kim2007_paper_fig10_long_<reading>: replicated unicast and asynchronous at 0.5 and 0.6, 300 ms); the
     central buffer's size (kim2007_paper_fig10_cbuf_<reading>) and FIFOs (_cbufvl_); Fig. 10f at 0.5-0.6 for the
-    members' latency from injection (_fig10f_queue_); SPF+Drop (kim2007_paper_fig10_drop_<reading>)."""
+    members' latency from injection (_fig10f_queue_) and with one packet's VL weight (_fig10f_weights_); SPF+Drop
+    (kim2007_paper_fig10_drop_<reading>)."""
     print(write_multicast(f"kim2007_paper_fig10_{reading}", reading, "10", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
                           "30ms", "180ms", "150 ms"))
     print(write_multicast(f"kim2007_paper_fig10f_{reading}", reading, "10f", [0.2, 0.4, 0.5, 0.6],
@@ -418,6 +419,10 @@ def multicast(reading: str) -> None:
     # Fig. 10f at 0.5 and 0.6 again, for the members' latency from injection (where multicast waits)
     print(write_multicast(f"kim2007_paper_fig10f_queue_{reading}", reading, "10f", [0.5, 0.6], "30ms", "180ms",
                           "150 ms"))
+    # Fig. 10f at 0.5 and 0.6 with every data VL's weight 17 (one 1050 B packet, 17 64-byte units) instead of 64
+    # (four packets): do the policies' weights bind once a turn is shorter than a VL's queue?
+    print(write_multicast(f"kim2007_paper_fig10f_weights_{reading}", reading, "10f", [0.5, 0.6], "30ms", "180ms",
+                          "150 ms", extra={"**.vlArbLow": ",".join(f"{vl}:17" for vl in range(15))}))
     # SPF+Drop instead of SPF (HLL, HV 2 as Figs. 7-9): does the routing choice change the ordering?
     print(write_multicast(f"kim2007_paper_fig10_drop_{reading}", reading, "10", [0.5, 0.6], "30ms", "180ms",
                           "150 ms", engines=("replicated-unicast", "asynchronous"),

@@ -311,7 +311,7 @@ def test_kim2007_files_are_what_the_script_writes(monkeypatch, tmp_path):
     for make in (mod.seeds, mod.selectors, mod.adaptive, mod.deadlock, mod.multicast):
         make("cut")
     written = sorted(tmp_path.glob("*.toml"))
-    assert len(written) == 15
+    assert len(written) == 16
     for path in written:
         assert path.read_text() == (ROOT / "experiments" / path.name).read_text(), path.name
     lookup = (tmp_path / "kim2007_paper_lookup_cut.toml").read_text()
