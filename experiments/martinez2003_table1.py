@@ -17,6 +17,7 @@ saturation points in the paper's unit.
 
     python experiments/martinez2003_table1.py            # gather results/*/saturation.csv into the JSON, print
     python experiments/martinez2003_table1.py --report   # print the tables of the committed JSON
+    python experiments/martinez2003_table1.py --report --only knee,knee-stable   # only these tables (SECTIONS)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import csv
 import json
 import sys
 from pathlib import Path
+from collections.abc import Callable, Collection
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -356,58 +358,79 @@ def roots_table(fs, what: str = "throughput") -> list[str]:
 NUMBERINGS = "martinez2003_table1_br"
 
 
-def report(res: dict[str, Any]) -> str:
+#: The report's tables, by the name ``--only`` selects them with.
+SECTIONS = ("uniform", "nobuf", "columns", "variants", "roots", "window", "stable", "numberings", "knee",
+            "knee-stable", "roots-knee", "numberings-knee", "fig3", "runs")
+
+
+def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
+    """The tables of experiments/README.md from gathered results: those of *only* (names of :data:`SECTIONS`)
+    that have results, in that order."""
     main = [s for s in res["searches"] if s["experiment"] != NUMBERINGS]
     numbered = [s for s in res["searches"] if s["experiment"] == NUMBERINGS]
     fs, fs_br = factors(main), factors(numbered)
     fk, fk_br = factors(main, "saturation_load_low"), factors(numbered, "saturation_load_low")
-    out = ["### Uniform traffic, MR/LS 2/4 (Table 1, left, first rows)\n"]
-    out += table1(fs, ["Unif."], with_substitute=True)
-    if any(k[0] == NOBUF for k in fs):
-        out += ["", "### The same switch without its output buffers (the substitute switch), same search\n"]
-        out += table1(fs, ["Unif.", NOBUF], with_substitute=False, only={(k[2], k[3]) for k in fs if k[0] == NOBUF})
-    if any(k[0] not in ("Unif.", NOBUF) and k[1] in (None, "consecutive") for k in fs):
-        out += ["", "### The other columns\n"]
-        out += table1(fs, [c for c in COLUMNS if c != "Unif."], with_substitute=True)
-    if any(k[0] in VARIANTS for k in fs):
-        out += ["", "### What the paper leaves open, one choice at a time (uniform 2/4, the same fabrics and search)\n"]
-        out += variants_table(fs)
-    if any(ROOT_COLUMN in k[0] for k in fs):
-        out += ["", "### Every switch as the up*/down* root (MR/LS 2/4, the same fabrics and search)\n"]
-        out += roots_table(fs)
-    if any(k[4] != DEFAULT_WINDOW for k in fs):
-        out += ["", "### The window: the same searches with longer windows W (warm-up a quarter of W)\n"]
-        out += window_table(fs)
-    if any(k[0] in COLUMNS and k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fs.items()):
-        out += ["", f"### Table 1 at the stable window ({STABLE_WINDOW}, rows with 10 fabrics)\n"]
-        out += table1(fs, list(COLUMNS), with_substitute=False, window=STABLE_WINDOW, fabrics=10)
-    if fs_br:
-        out += ["", "### Bit-reversal under three host numberings (32-byte packets)\n"]
-        out += numbering_table(fs_br)
-    out += ["", f"### The factor at the saturation point against the largest accepted load ({DEFAULT_WINDOW})\n"]
-    out += knee_table(fs, fk)
-    if any(k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fk.items()):
-        out += ["", f"### The same at the stable window ({STABLE_WINDOW})\n"]
-        out += knee_table(fs, fk, STABLE_WINDOW)
-    if any(ROOT_COLUMN in k[0] for k in fk):
-        out += ["", "### Every switch as the up*/down* root, at the saturation point\n"]
-        out += roots_table(fk, "saturation load")
-    if fk_br:
-        out += ["", "### Bit-reversal under three host numberings at the saturation point (32-byte packets)\n"]
-        out += numbering_table(fk_br, "saturation load")
-    out += ["", "### Fig. 3's saturation points in the paper's unit (fabric 1, 32-byte packets)\n"]
-    out += fig3_table(fs)
-    bad = [s for s in res["searches"] if s["status"] != "ok"]
-    out += ["", f"Searches: {len(res['searches'])}, of them not 'ok': {len(bad)}"
-            + "".join(f"; {s['experiment']} {s['column']} {s['size']} {s['switches']} sw fabric {s['topo']} "
-                      f"adaptive {s['adaptive']}: {s['status']}" for s in bad[:10])]
-    out += ["", "| experiment | runs | simulation time (sum of the runs' wall time) |", "|---|---|---|"]
-    for name, r in res["runs"].items():
-        out.append(f"| {name} | {r['runs']} | {r['wall_s'] / 60:.1f} min |")
+    sections: dict[str, tuple[str, Callable[[], list[str]]] | None] = {
+        "uniform": ("Uniform traffic, MR/LS 2/4 (Table 1, left, first rows)",
+                    lambda: table1(fs, ["Unif."], with_substitute=True)),
+        "nobuf": ("The same switch without its output buffers (the substitute switch), same search",
+                  lambda: table1(fs, ["Unif.", NOBUF], with_substitute=False,
+                                 only={(k[2], k[3]) for k in fs if k[0] == NOBUF}))
+        if any(k[0] == NOBUF for k in fs) else None,
+        "columns": ("The other columns", lambda: table1(fs, [c for c in COLUMNS if c != "Unif."], with_substitute=True))
+        if any(k[0] not in ("Unif.", NOBUF) and k[1] in (None, "consecutive") for k in fs) else None,
+        "variants": ("What the paper leaves open, one choice at a time (uniform 2/4, the same fabrics and search)",
+                     lambda: variants_table(fs)) if any(k[0] in VARIANTS for k in fs) else None,
+        "roots": ("Every switch as the up*/down* root (MR/LS 2/4, the same fabrics and search)",
+                  lambda: roots_table(fs)) if any(ROOT_COLUMN in k[0] for k in fs) else None,
+        "window": ("The window: the same searches with longer windows W (warm-up a quarter of W)",
+                   lambda: window_table(fs)) if any(k[4] != DEFAULT_WINDOW for k in fs) else None,
+        "stable": (f"Table 1 at the stable window ({STABLE_WINDOW}, rows with 10 fabrics)",
+                   lambda: table1(fs, list(COLUMNS), with_substitute=False, window=STABLE_WINDOW, fabrics=10))
+        if any(k[0] in COLUMNS and k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fs.items()) else None,
+        "numberings": ("Bit-reversal under three host numberings (32-byte packets)",
+                       lambda: numbering_table(fs_br)) if fs_br else None,
+        "knee": (f"The factor at the saturation point against the largest accepted load ({DEFAULT_WINDOW})",
+                 lambda: knee_table(fs, fk)),
+        "knee-stable": (f"The same at the stable window ({STABLE_WINDOW})", lambda: knee_table(fs, fk, STABLE_WINDOW))
+        if any(k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fk.items()) else None,
+        "roots-knee": ("Every switch as the up*/down* root, at the saturation point",
+                       lambda: roots_table(fk, "saturation load")) if any(ROOT_COLUMN in k[0] for k in fk) else None,
+        "numberings-knee": ("Bit-reversal under three host numberings at the saturation point (32-byte packets)",
+                            lambda: numbering_table(fk_br, "saturation load")) if fk_br else None,
+        "fig3": ("Fig. 3's saturation points in the paper's unit (fabric 1, 32-byte packets)", lambda: fig3_table(fs)),
+        "runs": ("Searches and their simulation time", lambda: runs_table(res)),
+    }
+    out: list[str] = []
+    for name in SECTIONS:
+        if name in only and sections[name] is not None:
+            title, lines = sections[name]
+            out += ([""] if out else []) + [f"### {title}\n"] + lines()
     return "\n".join(out)
 
 
+def runs_table(res: dict[str, Any]) -> list[str]:
+    """The searches that did not end 'ok', and each experiment's runs and simulation time."""
+    bad = [s for s in res["searches"] if s["status"] != "ok"]
+    out = [f"Searches: {len(res['searches'])}, of them not 'ok': {len(bad)}"
+           + "".join(f"; {s['experiment']} {s['column']} {s['size']} {s['switches']} sw fabric {s['topo']} "
+                     f"adaptive {s['adaptive']}: {s['status']}" for s in bad[:10])]
+    out += ["", "| experiment | runs | simulation time (sum of the runs' wall time) |", "|---|---|---|"]
+    for name, r in res["runs"].items():
+        out.append(f"| {name} | {r['runs']} | {r['wall_s'] / 60:.1f} min |")
+    return out
+
+
 # -------------------------------------------------------------------- main
+
+
+def _sections(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown table {', '.join(unknown) or repr(text)}; "
+                                         f"choose from {', '.join(SECTIONS)}")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -416,13 +439,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="the directory the searches wrote to (default results/, the sweeps' default)")
     ap.add_argument("--out", type=Path, default=RESULTS, help=f"gathered results (default {RESULTS.relative_to(HERE.parent)})")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
+    ap.add_argument("--only", metavar="NAME,...", type=_sections, default=SECTIONS,
+                    help=f"print only these tables ({', '.join(SECTIONS)})")
     args = ap.parse_args(argv)
     if args.report:
         try:
             res = json.loads(args.out.read_text())
         except (OSError, ValueError) as exc:
             ap.error(f"cannot read {args.out}: {exc}")
-        print(report(res))
+        print(report(res, args.only))
         return 0
     res = keep_others(gather(args.results), args.out)
     if not res["searches"]:
@@ -431,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     from ibfabric.results import to_json, write_atomic
 
     write_atomic(args.out, to_json(res, indent=1) + "\n")
-    print(report(res))
+    print(report(res, args.only))
     print(f"\nresults written to {args.out}", file=sys.stderr)
     return 0
 

@@ -385,6 +385,15 @@ def test_martinez2003_table1_report(tmp_path):
     assert [s["experiment"] for s in kept["searches"]].count("martinez2003_table1") == 4
     assert len(kept["searches"]) == 8
     assert set(kept["runs"]) == {"martinez2003_table1", "martinez2003_table1_br", "martinez2003_table1_payload"}
+    # --only: the named tables and nothing else; an unknown name is a one-line error
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "martinez2003_table1.py"), "--out", str(out),
+                           "--report", "--only", "numberings,runs"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [ln for ln in proc.stdout.splitlines() if ln.startswith("### ")] == [
+        "### Bit-reversal under three host numberings (32-byte packets)", "### Searches and their simulation time"]
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "martinez2003_table1.py"), "--out", str(out),
+                           "--report", "--only", "uniform,nonesuch"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "unknown table nonesuch" in proc.stderr.splitlines()[-1]
 
 
 def test_martinez2003_fig3_saturation_points(tmp_path):
