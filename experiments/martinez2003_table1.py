@@ -39,7 +39,8 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_br", "martinez2003_table1_nobuf", "martinez2003_table1_gap",
                "martinez2003_table1_payload", "martinez2003_table1_root", "martinez2003_table1_roots",
                "martinez2003_table1_roots16", "martinez2003_table1_400us", "martinez2003_table1_roots_br",
-               "martinez2003_table1_more_400us", "martinez2003_table1_roots16_256")
+               "martinez2003_table1_more_400us", "martinez2003_table1_roots16_256",
+               "martinez2003_table1_more_large_window")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "
@@ -321,6 +322,37 @@ def knee_table(fs, fk, window: str = DEFAULT_WINDOW) -> list[str]:
     return out
 
 
+def whole_table(fs, fk, fabrics: int = 10) -> list[str]:
+    """Every cell of Table 1 on *fabrics* fabrics, each at the longest window that has them all (the stable
+    window where it was run, 200 us otherwise): the factor read at the largest accepted load and at the
+    saturation point beside the paper's, with the distance of the averages and whether ours lies in the
+    paper's range; then the mean distance per column."""
+    out = ["| column | size | switches | window | fabrics | largest accepted: **avg** "
+           "| at the saturation point: min / max / **avg** | paper: min / max / **avg** "
+           "| saturation point - paper | in the paper's range |", "|---" * 10 + "|"]
+    distance: dict[str, list[float]] = {}
+    for col in COLUMNS:
+        for size in ("32B", "256B"):
+            for sw in (8, 16, 32, 64):
+                keys = [_key(col, size, sw, w) for w in (STABLE_WINDOW, DEFAULT_WINDOW)]
+                key = next((k for k in keys if len(fk.get(k, ())) >= fabrics and fs.get(k)), None)
+                if key is None:
+                    continue
+                a, b = _stats(fs[key]), _stats(fk[key])
+                p = _paper(col, sw, size)
+                if p[2] is None:
+                    diff = inside = "-"
+                else:
+                    distance.setdefault(col, []).append(abs(b[2] - p[2]))
+                    diff, inside = f"{b[2] - p[2]:+.2f}", "yes" if p[0] <= b[2] <= p[1] else "no"
+                out.append(f"| {col} | {size} | {sw} | {key[4]} | {len(fk[key])} | **{a[2]:.2f}** | "
+                           f"{b[0]:.2f} / {b[1]:.2f} / **{b[2]:.2f}** | {_f(p[0])} / {_f(p[1])} / **{_f(p[2])}** | "
+                           f"{diff} | {inside} |")
+    out += ["", "| column | cells | mean distance of the averages to the paper's |", "|---|---|---|"]
+    out += [f"| {col} | {len(d)} | {_mean(d):.2f} |" for col, d in distance.items()]
+    return out
+
+
 def roots_table(fs, what: str = "throughput") -> list[str]:
     """Per size: the deterministic throughput (or *what* the factors were made of) and the factor over every
     choice of up*/down* root, fabric by fabric, averaged over the fabrics."""
@@ -360,7 +392,7 @@ NUMBERINGS = "martinez2003_table1_br"
 
 #: The report's tables, by the name ``--only`` selects them with.
 SECTIONS = ("uniform", "nobuf", "columns", "variants", "roots", "window", "stable", "numberings", "knee",
-            "knee-stable", "roots-knee", "numberings-knee", "fig3", "runs")
+            "knee-stable", "whole", "roots-knee", "numberings-knee", "fig3", "runs")
 
 
 def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
@@ -394,6 +426,8 @@ def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
                  lambda: knee_table(fs, fk)),
         "knee-stable": (f"The same at the stable window ({STABLE_WINDOW})", lambda: knee_table(fs, fk, STABLE_WINDOW))
         if any(k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fk.items()) else None,
+        "whole": ("Table 1 on 10 fabrics, each cell at the longest window run on all of them",
+                  lambda: whole_table(fs, fk)),
         "roots-knee": ("Every switch as the up*/down* root, at the saturation point",
                        lambda: roots_table(fk, "saturation load")) if any(ROOT_COLUMN in k[0] for k in fk) else None,
         "numberings-knee": ("Bit-reversal under three host numberings at the saturation point (32-byte packets)",

@@ -456,6 +456,30 @@ def test_martinez2003_table1_knee_table():
                                          "1.21 / 1.90 / **1.58** |")
 
 
+def test_martinez2003_table1_whole_table():
+    """Table 1 whole: each cell at the stable window where all its fabrics ran there, else at 200 us; the
+    distance to the paper's average and whether ours lies in the paper's range."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def search(sw, window, topo, adaptive, low):
+        return {"column": "BR", "numbering": "consecutive", "size": "32B", "switches": sw, "window": window,
+                "topo": topo, "adaptive": adaptive, "throughput": 0.54 if adaptive else 0.45, "saturation_load_low": low}
+
+    searches = [search(8, w, t, a, low) for w, ada in (("200us", 0.35), ("400us", 0.4)) for t in (1, 2)
+                for a, low in ((0, 0.25), (1, ada))]
+    searches += [search(16, "200us", 1, 0, 0.2), search(16, "200us", 1, 1, 0.3)]  # one fabric: too few
+    fs, fk = mod.factors(searches), mod.factors(searches, "saturation_load_low")
+    rows = mod.whole_table(fs, fk, fabrics=2)
+    # 8 switches: both windows have 2 fabrics, the stable one is taken (0.4 / 0.25 = 1.60, not 200 us's 1.40)
+    assert rows[2] == ("| BR | 32B | 8 | 400us | 2 | **1.20** | 1.60 / 1.60 / **1.60** | 1.21 / 1.90 / **1.58** "
+                       "| +0.02 | yes |")
+    assert len(rows) == 3 + 4 and rows[-1] == "| BR | 1 | 0.02 |"
+
+
 def test_martinez2003_probes(tmp_path, capsys):
     """experiments/martinez2003_probes.py lists a search's probes with the search's own saturation test."""
     import importlib.util
