@@ -27,6 +27,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
   python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
   python experiments/kim2007_readings.py adaptive READING  # kim2007_paper_{adaptive,lookup}_<reading>.toml
+  python experiments/kim2007_readings.py control READING   # kim2007_paper_control_fig{7,8}_<reading>.toml: 1 ms control
   python experiments/kim2007_readings.py table RESULTS...  # a markdown table of finished runs
   python experiments/kim2007_readings.py mtable [--network] RESULTS...  # Fig. 10's multicast table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
@@ -455,6 +456,17 @@ def adaptive(reading: str) -> None:
                     ["mp+lfu/adaptive"], "30ms", "180ms", "150 ms", repeat=3, extra=extra))
 
 
+def control(reading: str) -> None:
+    """Figs. 7 and 8 at 0.4-0.6 (SPF, Multipath+LFU+Drop, Multipath+Credit+Drop), two seeds, with a control
+    packet every 1 ms instead of every 33.3 ms: 33 times the control packets (2,250 a run instead of 67) for a
+    control load of 0.08 % of a link, so that control latency is measured, not sampled (repetition 0 has the
+    seed of kim2007_paper_fig{7,8}_<reading>.toml's runs)."""
+    for fig in (7, 8):
+        print(write(f"kim2007_paper_control_fig{fig}_{reading}", reading, "kim2007_15", fig, [0.4, 0.5, 0.6],
+                    ["spf", "mp+lfu+drop", "mp+credit+drop"], "30ms", "180ms", "150 ms", repeat=2,
+                    extra={"**.controlInterval": "1ms"}))
+
+
 def labelled(name: str, repetition: str) -> str:
     """A row's label: the scheme (engine, policy) of repetition 0 as it is, a later seed's with "(rep N)"."""
     return name if repetition == "0" else f"{name} (rep {repetition})"
@@ -632,7 +644,7 @@ def deadlocks(dirs: list[str]) -> None:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
-                                         "selectors", "adaptive", "versus"):
+                                         "selectors", "adaptive", "control", "versus"):
         print(__doc__)
         return 2
     if argv[0] == "factors":
@@ -658,6 +670,8 @@ def main(argv: list[str]) -> int:
         selectors(argv[1])
     elif argv[0] == "adaptive":
         adaptive(argv[1])
+    elif argv[0] == "control":
+        control(argv[1])
     elif argv[0] == "versus":
         versus(*argv[1:4])
     elif argv[0] == "mtable":

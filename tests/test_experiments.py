@@ -308,14 +308,43 @@ def test_kim2007_files_are_what_the_script_writes(monkeypatch, tmp_path):
     """The generated Kim experiment files in experiments/ are byte for byte what kim2007_readings.py writes now."""
     mod = kim2007_readings()
     monkeypatch.setattr(mod, "HERE", tmp_path)
-    for make in (mod.seeds, mod.selectors, mod.adaptive, mod.deadlock, mod.multicast):
+    for make in (mod.seeds, mod.selectors, mod.adaptive, mod.control, mod.deadlock, mod.multicast):
         make("cut")
     written = sorted(tmp_path.glob("*.toml"))
-    assert len(written) == 16
+    assert len(written) == 18
     for path in written:
         assert path.read_text() == (ROOT / "experiments" / path.name).read_text(), path.name
     lookup = (tmp_path / "kim2007_paper_lookup_cut.toml").read_text()
     assert '"**.selectAt" = "lookup"' in lookup and "selectAt" not in (tmp_path / "kim2007_paper_adaptive_cut.toml").read_text()
+
+
+def test_kim2007_vlarb_counts_when_a_weight_decides():
+    """experiments/kim2007_vlarb.py's arbiter chooses as iba-vlarb does, and counts a VL held back only when its
+    spent weight passes a ready VL over (the one case a larger weight would have sent it)."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    from ibfabric.plugins.arbiters import ArbiterConfig, IBAVLArbiter
+
+    spec = importlib.util.spec_from_file_location("kim2007_vlarb", ROOT / "experiments" / "kim2007_vlarb.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cfg = ArbiterConfig(num_vls=10, low=((4, 2), (9, 1)), port="net.sw1.port[2]")  # VL 4: two 64 B units
+    counting, plain = mod.CountingArbiter(cfg), IBAVLArbiter(cfg)
+    mod.COUNTS.clear()
+    mod.MULTICAST_VLS.clear()
+    mod.MULTICAST_VLS.add(9)
+    pkt = SimpleNamespace(size=64)
+    both = [None] * 4 + [pkt] + [None] * 4 + [pkt]
+    only4 = [None] * 4 + [pkt] + [None] * 5
+    for ready in (both, both, both, both, only4):
+        assert counting.select(ready) == plain.select(ready)
+    # choices: VL 4, VL 4 (its weight spent), VL 9 with VL 4 ready (held back), VL 4 with VL 9 ready (VL 9's
+    # one unit spent: held back), VL 4 alone (not contended)
+    assert mod.COUNTS["switch", "unicast real time", "held back by its spent weight"] == 1
+    assert mod.COUNTS["switch", "multicast", "held back by its spent weight"] == 1
+    assert mod.COUNTS["switch", "unicast real time", "sent"] == 4 and mod.COUNTS["switch", "multicast", "sent"] == 1
+    assert mod.COUNTS["switch", "unicast real time", "contended"] == 3
 
 
 MARTINEZ_TABLE1 = sorted((ROOT / "experiments").glob("martinez2003_table1*.toml"))
