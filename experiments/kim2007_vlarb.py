@@ -107,13 +107,17 @@ def main(argv: list[str]) -> int:
         return 1
     print("| load | policy | node | VLs | packets sent | contended | held back by a spent weight | per packet sent |")
     print("|---|---|---|---|---|---|---|---|")
+    members = []
     for spec in specs:
         v = dict(spec.vars)
         COUNTS.clear()
         MULTICAST_VLS.clear()
         if v.get("policy", "shared") != "shared":
             MULTICAST_VLS.update(range(9, 15))
-        run(spec)
+        summary = run(spec)
+        groups = summary.get("multicast", {}).get("groups", {})
+        members.append(f"load {v.get('load')}, {v.get('policy')}: " + ", ".join(
+            f"{g} {groups[g]['member_latency_ns']['mean'] / 1e3:.1f} us" for g in sorted(groups)))
         for kind in ("switch", "HCA"):
             for cls in ("multicast", "unicast real time", "best effort"):
                 sent = COUNTS[kind, cls, "sent"]
@@ -122,6 +126,8 @@ def main(argv: list[str]) -> int:
                 held = COUNTS[kind, cls, "held back by its spent weight"]
                 print(f"| {v.get('load')} | {v.get('policy')} | {kind} | {cls} | {sent:,} | "
                       f"{COUNTS[kind, cls, 'contended']:,} | {held:,} | {held / sent:.3f} |")
+    # the runs' member latency per group, to compare with the sweep's runs (the same choices, the same figures)
+    print("\nMember latency per group: " + "; ".join(members))
     return 0
 
 
