@@ -2,19 +2,21 @@
 
 A weight decides only when a VL's turn ends because its weight is spent while
 the VL still has a packet ready and another VL is served instead: then a
-larger weight would have sent that packet at once.  This script runs runs of
-a Fig. 10f experiment file (one per ``policy=...`` and ``load=...`` given, or
-all; ``policy=separate,linear`` takes either) with the switches' and HCAs' VL arbiters replaced by a counting one (the
-same IBA VLArbitrationTable arbiter, ``iba-vlarb``, registered under another
-name, which records its choices and nothing else), and prints per class of
-VLs (best effort 0-3, unicast real time, multicast) the packets the arbiters
-sent, how many choices were contended (another VL of the port was ready as
-well) and how many times a spent weight held a ready VL back::
+larger weight would have sent that packet at once.  This script runs the runs
+of a Fig. 10f experiment file (those with the ``name=value`` given, all
+without; ``policy=separate,linear`` takes either) with the switches' and
+HCAs' VL arbiters replaced by a counting one (the same IBA VLArbitrationTable
+arbiter, ``iba-vlarb``, registered under another name, which records its
+choices and nothing else), and prints per class of VLs (best effort 0-3,
+unicast real time, multicast: VLs 9-14 under the policies 2-4) the packets
+the arbiters sent, how many choices were contended (another VL of the port
+was ready as well) and how many times a spent weight held a ready VL back::
 
     python experiments/kim2007_vlarb.py experiments/kim2007_paper_fig10f_queue_cut.toml load=0.5 policy=linear
 
 The runs are those of ``ibfabric sweep`` (same parameters, seed and window;
-the counts add one call per choice, the choices are the same).
+the choices are the same, so the results are: the member latency per group
+printed at the end equals the sweep's run's).
 """
 
 from __future__ import annotations
@@ -78,9 +80,14 @@ class CountingArbiter(IBAVLArbiter):
         return self.select(ready)
 
 
-plugin = types.SimpleNamespace(
-    ibfabric_register_vl_arbiters=hookimpl(lambda register: register(
-        "iba-vlarb-counting", CountingArbiter, description="iba-vlarb, counting its choices (experiments/kim2007_vlarb.py)")))
+@hookimpl
+def ibfabric_register_vl_arbiters(register) -> None:
+    register("iba-vlarb-counting", CountingArbiter,
+             description="iba-vlarb, counting its choices (experiments/kim2007_vlarb.py)")
+
+
+#: The plugin the runs load: this module's hook.
+plugin = types.SimpleNamespace(ibfabric_register_vl_arbiters=ibfabric_register_vl_arbiters)
 
 
 def run(spec) -> dict:

@@ -26,8 +26,8 @@ import argparse
 import csv
 import json
 import sys
-from pathlib import Path
 from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -427,7 +427,7 @@ def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
         "knee-stable": (f"The same at the stable window ({STABLE_WINDOW})", lambda: knee_table(fs, fk, STABLE_WINDOW))
         if any(k[4] == STABLE_WINDOW and len(v) >= 10 for k, v in fk.items()) else None,
         "whole": ("Table 1 on 10 fabrics, each cell at the longest window run on all of them",
-                  lambda: whole_table(fs, fk)),
+                  lambda: whole_table(fs, fk)) if any(len(v) >= 10 for v in fk.values()) else None,
         "roots-knee": ("Every switch as the up*/down* root, at the saturation point",
                        lambda: roots_table(fk, "saturation load")) if any(ROOT_COLUMN in k[0] for k in fk) else None,
         "numberings-knee": ("Bit-reversal under three host numberings at the saturation point (32-byte packets)",

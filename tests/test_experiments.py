@@ -133,13 +133,18 @@ def test_alfaro2001_readings_of_appendix_a():
     assert bad.returncode != 0 and "add --only table2" in bad.stderr
 
 
-def kim2007_readings():
+def experiment_script(name: str):
+    """experiments/<name>.py imported as a module (the experiments are scripts, not a package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("kim2007_readings", ROOT / "experiments" / "kim2007_readings.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def kim2007_readings():
+    return experiment_script("kim2007_readings")
 
 
 def test_kim2007_readings_factors():
@@ -321,14 +326,11 @@ def test_kim2007_files_are_what_the_script_writes(monkeypatch, tmp_path):
 def test_kim2007_vlarb_counts_when_a_weight_decides():
     """experiments/kim2007_vlarb.py's arbiter chooses as iba-vlarb does, and counts a VL held back only when its
     spent weight passes a ready VL over (the one case a larger weight would have sent it)."""
-    import importlib.util
     from types import SimpleNamespace
 
     from ibfabric.plugins.arbiters import ArbiterConfig, IBAVLArbiter
 
-    spec = importlib.util.spec_from_file_location("kim2007_vlarb", ROOT / "experiments" / "kim2007_vlarb.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("kim2007_vlarb")
     cfg = ArbiterConfig(num_vls=10, low=((4, 2), (9, 1)), port="net.sw1.port[2]")  # VL 4: two 64 B units
     counting, plain = mod.CountingArbiter(cfg), IBAVLArbiter(cfg)
     mod.COUNTS.clear()
@@ -444,11 +446,7 @@ def test_martinez2003_fig3_saturation_points(tmp_path):
 
 def test_martinez2003_table1_roots_table():
     """experiments/martinez2003_table1.py: the factor under every up*/down* root, fabric by fabric."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("martinez2003_table1")
     # two fabrics of 8 switches; adaptive 0.5 under every root; det 0.25 under sw0, 0.4 under sw3 (fabric 1)
     # or sw5 (fabric 2), 0.2 under the others
     fs = {}
@@ -471,11 +469,7 @@ def test_martinez2003_table1_roots_table():
 
 def test_martinez2003_table1_knee_table():
     """The factor read at the saturation point (the highest loads sustained) beside the largest accepted load."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("martinez2003_table1")
     searches = [{"column": "BR", "numbering": "consecutive", "size": "32B", "switches": 8, "window": "200us",
                  "topo": t, "adaptive": a, "throughput": thr, "saturation_load_low": lo}
                 for t in (1, 2) for a, thr, lo in ((0, 0.45, 0.25 * t), (1, 0.54, 0.40 * t))]
@@ -488,15 +482,12 @@ def test_martinez2003_table1_knee_table():
 def test_martinez2003_table1_whole_table():
     """Table 1 whole: each cell at the stable window where all its fabrics ran there, else at 200 us; the
     distance to the paper's average and whether ours lies in the paper's range."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("martinez2003_table1")
 
     def search(sw, window, topo, adaptive, low):
         return {"column": "BR", "numbering": "consecutive", "size": "32B", "switches": sw, "window": window,
-                "topo": topo, "adaptive": adaptive, "throughput": 0.54 if adaptive else 0.45, "saturation_load_low": low}
+                "topo": topo, "adaptive": adaptive, "throughput": 0.54 if adaptive else 0.45,
+                "saturation_load_low": low}
 
     searches = [search(8, w, t, a, low) for w, ada in (("200us", 0.35), ("400us", 0.4)) for t in (1, 2)
                 for a, low in ((0, 0.25), (1, ada))]
@@ -536,11 +527,7 @@ def test_martinez2003_probes(tmp_path, capsys):
 
 def test_martinez2003_table1_window_table():
     """experiments/martinez2003_table1.py: a longer window against 200 us on the same fabrics; Table 1 at 400 us."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("martinez2003_table1", ROOT / "experiments" / "martinez2003_table1.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("martinez2003_table1")
     base = [(t, 0.2, 0.4) for t in range(1, 11)]
     longer = [(t, 0.2, 0.44) for t in range(1, 11)]
     fs = {("Unif.", "consecutive", "32B", 8, "200us"): base, ("Unif.", "consecutive", "32B", 8, "400us"): longer}
