@@ -52,7 +52,6 @@ class CountingArbiter(IBAVLArbiter):
     def select(self, ready: list) -> int:
         if self.high:
             raise ValueError(f"{type(self).__name__} counts low-priority tables only")
-        idx, rem = self.lo_idx, self.lo_rem
         vl = self._select(ready)  # the table walk: the choice and the state select() and select_one() reach
         kind = self.kind
         COUNTS[kind, vl_class(vl), "sent"] += 1
@@ -61,18 +60,9 @@ class CountingArbiter(IBAVLArbiter):
         held = self.spent
         if held >= 0 and held != vl and ready[held] is not None:
             COUNTS[kind, vl_class(held), "held back by its spent weight"] += 1
-        # did this choice spend its entry's weight?  Its entry is the first from idx whose VL is vl (with rem
-        # left there); the weight is spent when the table moved past that entry.
-        low = self.low
-        sent_at = idx if low[idx][0] == vl and rem > 0 else None
-        if sent_at is None:
-            k = idx
-            for _ in range(len(low)):
-                k = k + 1 if k + 1 < len(low) else 0
-                if low[k][0] == vl:
-                    sent_at = k
-                    break
-        self.spent = vl if self.lo_idx != sent_at else -1
+        # its entry's weight is spent when the table moved on: the current entry then has its whole weight
+        # left (an entry that keeps the turn has sent at least one unit of it)
+        self.spent = vl if self.lo_rem == self.low[self.lo_idx][1] else -1
         return vl
 
     def select_one(self, ready: list, vl: int) -> int:

@@ -184,6 +184,11 @@ def _key(col: str, size: str, sw: int, window: str = DEFAULT_WINDOW) -> tuple:
     return col, "consecutive" if col in ("Unif.", "BR") else None, size, sw, window
 
 
+def _cells(columns=COLUMNS):
+    """Table 1's cells (column, size, switches) of *columns*, in the paper's order."""
+    return ((col, size, sw) for col in columns for size in ("32B", "256B") for sw in (8, 16, 32, 64))
+
+
 def _paper(col: str, sw: int, size: str) -> tuple:
     """The paper's (min, max, avg) for the cell, or three Nones where Table 1 has none."""
     paper = PAPER.get((col, sw))
@@ -200,18 +205,16 @@ def table1(fs, columns, with_substitute: bool, only: set | None = None, window: 
     out = ["| column | size | switches | fabrics | ours: min | max | **avg** | paper: min | max | **avg** "
            + ("| substitute switch avg " if with_substitute else "") + "| ours: det. / adaptive throughput (avg) |",
            "|---" * (12 if with_substitute else 11) + "|"]
-    for col in columns:
-        for size in ("32B", "256B"):
-            for sw in (8, 16, 32, 64):
-                pairs = fs.get(_key(col, size, sw, window))
-                if not pairs or len(pairs) < fabrics or (only is not None and (size, sw) not in only):
-                    continue
-                lo, hi, avg = _stats(pairs)
-                p = _paper(col, sw, size)
-                det, ada = _mean(d for _, d, _ in pairs), _mean(a for _, _, a in pairs)
-                sub = f"| {_f(SUBSTITUTE.get((col, sw, size)))} " if with_substitute else ""
-                out.append(f"| {col} | {size} | {sw} | {len(pairs)} | {lo:.2f} | {hi:.2f} | **{avg:.2f}** | "
-                           f"{_f(p[0])} | {_f(p[1])} | **{_f(p[2])}** {sub}| {det:.3f} / {ada:.3f} |")
+    for col, size, sw in _cells(columns):
+        pairs = fs.get(_key(col, size, sw, window))
+        if not pairs or len(pairs) < fabrics or (only is not None and (size, sw) not in only):
+            continue
+        lo, hi, avg = _stats(pairs)
+        p = _paper(col, sw, size)
+        det, ada = _mean(d for _, d, _ in pairs), _mean(a for _, _, a in pairs)
+        sub = f"| {_f(SUBSTITUTE.get((col, sw, size)))} " if with_substitute else ""
+        out.append(f"| {col} | {size} | {sw} | {len(pairs)} | {lo:.2f} | {hi:.2f} | **{avg:.2f}** | "
+                   f"{_f(p[0])} | {_f(p[1])} | **{_f(p[2])}** {sub}| {det:.3f} / {ada:.3f} |")
     return out
 
 
@@ -259,7 +262,7 @@ def variants_table(fs) -> list[str]:
     out = ["| variant | size | switches | fabrics | det. throughput: 2/4 / variant | adaptive: 2/4 / variant "
            "| factor avg: 2/4 / **variant** | paper avg | factor change, min / avg / max |",
            "|---|---|---|---|---|---|---|---|---|"]
-    for col, size, sw in ((c, z, w) for c in VARIANTS for z in ("32B", "256B") for w in (8, 16, 32, 64)):
+    for col, size, sw in _cells(VARIANTS):
         m = _matched(fs.get(("Unif.", "consecutive", size, sw, DEFAULT_WINDOW), []),
                      fs.get((col, None, size, sw, DEFAULT_WINDOW), []))
         if m is None:
@@ -310,16 +313,14 @@ def knee_table(fs, fk, window: str = DEFAULT_WINDOW) -> list[str]:
     above) and at the saturation point (the ratio of the highest loads the fabrics sustained)."""
     out = ["| column | size | switches | fabrics | largest accepted: min / max / **avg** "
            "| at the saturation point: min / max / **avg** | paper: min / max / **avg** |", "|---" * 7 + "|"]
-    for col in COLUMNS:
-        for size in ("32B", "256B"):
-            for sw in (8, 16, 32, 64):
-                key = _key(col, size, sw, window)
-                if not fs.get(key) or not fk.get(key):
-                    continue
-                a, b = _stats(fs[key]), _stats(fk[key])
-                p = _paper(col, sw, size)
-                out.append(f"| {col} | {size} | {sw} | {len(fk[key])} | {a[0]:.2f} / {a[1]:.2f} / **{a[2]:.2f}** | "
-                           f"{b[0]:.2f} / {b[1]:.2f} / **{b[2]:.2f}** | {_f(p[0])} / {_f(p[1])} / **{_f(p[2])}** |")
+    for col, size, sw in _cells():
+        key = _key(col, size, sw, window)
+        if not fs.get(key) or not fk.get(key):
+            continue
+        a, b = _stats(fs[key]), _stats(fk[key])
+        p = _paper(col, sw, size)
+        out.append(f"| {col} | {size} | {sw} | {len(fk[key])} | {a[0]:.2f} / {a[1]:.2f} / **{a[2]:.2f}** | "
+                   f"{b[0]:.2f} / {b[1]:.2f} / **{b[2]:.2f}** | {_f(p[0])} / {_f(p[1])} / **{_f(p[2])}** |")
     return out
 
 
@@ -332,23 +333,21 @@ def whole_table(fs, fk, fabrics: int = 10) -> list[str]:
            "| at the saturation point: min / max / **avg** | paper: min / max / **avg** "
            "| saturation point - paper | in the paper's range |", "|---" * 10 + "|"]
     distance: dict[str, list[float]] = {}
-    for col in COLUMNS:
-        for size in ("32B", "256B"):
-            for sw in (8, 16, 32, 64):
-                keys = [_key(col, size, sw, w) for w in (STABLE_WINDOW, DEFAULT_WINDOW)]
-                key = next((k for k in keys if len(fk.get(k, ())) >= fabrics and fs.get(k)), None)
-                if key is None:
-                    continue
-                a, b = _stats(fs[key]), _stats(fk[key])
-                p = _paper(col, sw, size)
-                if p[2] is None:
-                    diff = inside = "-"
-                else:
-                    distance.setdefault(col, []).append(abs(b[2] - p[2]))
-                    diff, inside = f"{b[2] - p[2]:+.2f}", "yes" if p[0] <= b[2] <= p[1] else "no"
-                out.append(f"| {col} | {size} | {sw} | {key[4]} | {len(fk[key])} | **{a[2]:.2f}** | "
-                           f"{b[0]:.2f} / {b[1]:.2f} / **{b[2]:.2f}** | {_f(p[0])} / {_f(p[1])} / **{_f(p[2])}** | "
-                           f"{diff} | {inside} |")
+    for col, size, sw in _cells():
+        keys = [_key(col, size, sw, w) for w in (STABLE_WINDOW, DEFAULT_WINDOW)]
+        key = next((k for k in keys if len(fk.get(k, ())) >= fabrics and fs.get(k)), None)
+        if key is None:
+            continue
+        a, b = _stats(fs[key]), _stats(fk[key])
+        p = _paper(col, sw, size)
+        if p[2] is None:
+            diff = inside = "-"
+        else:
+            distance.setdefault(col, []).append(abs(b[2] - p[2]))
+            diff, inside = f"{b[2] - p[2]:+.2f}", "yes" if p[0] <= b[2] <= p[1] else "no"
+        out.append(f"| {col} | {size} | {sw} | {key[4]} | {len(fk[key])} | **{a[2]:.2f}** | "
+                   f"{b[0]:.2f} / {b[1]:.2f} / **{b[2]:.2f}** | {_f(p[0])} / {_f(p[1])} / **{_f(p[2])}** | "
+                   f"{diff} | {inside} |")
     out += ["", "| column | cells | mean distance of the averages to the paper's |", "|---|---|---|"]
     out += [f"| {col} | {len(d)} | {_mean(d):.2f} |" for col, d in distance.items()]
     return out
