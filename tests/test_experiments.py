@@ -12,6 +12,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def experiment_script(name: str):
+    """experiments/<name>.py imported as a module (the experiments are scripts, not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def test_alfaro2001_delay_run(tmp_path):
     out = tmp_path / "res.json"
     proc = subprocess.run(
@@ -71,11 +81,7 @@ def test_congestion_control_quick_run():
 
 def test_alfaro2001_admission_rows_from_the_largest_run_equal_fresh_runs():
     # Tables 2-4: a row is min(tried, E), E the largest run's count, because the same seed draws the same requests
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("alfaro2001_experiment", ROOT / "experiments" / "alfaro2001.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("alfaro2001")
     cfg = mod.load_config()
     cfg["widths"]["1x"]["tried"] = [1000, 2400, 3000]
     derived = mod.table2_job(cfg, "mesh", 256, "1x")
@@ -102,12 +108,7 @@ def test_alfaro2001_summary_and_bad_retries():
 
 def test_alfaro2001_readings_of_appendix_a():
     """The readings --variants runs (issue 32): what each changes, and the rounding loss it reports."""
-    import importlib.util
-
-    path = ROOT / "experiments" / "alfaro2001_readings.py"
-    spec = importlib.util.spec_from_file_location("alfaro2001_readings", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("alfaro2001_readings")
     cfg = mod.base.load_config()
     cfg["widths"]["1x"]["tried"] = [400]  # below the plateau: every connection is established
     rows = {v: mod.variants_job(cfg, "mesh", "1x", v)["row"] for v in ("main", "rounding-none", "host-links-100")}
@@ -133,16 +134,6 @@ def test_alfaro2001_readings_of_appendix_a():
     assert bad.returncode != 0 and "add --only table2" in bad.stderr
 
 
-def experiment_script(name: str):
-    """experiments/<name>.py imported as a module (the experiments are scripts, not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def kim2007_readings():
     return experiment_script("kim2007_readings")
 
@@ -163,12 +154,7 @@ class TestBermudez2006Described:
 
     @staticmethod
     def _mod():
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("bermudez2006_ops", ROOT / "experiments" / "bermudez2006_ops.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
+        return experiment_script("bermudez2006_ops")
 
     @staticmethod
     def _line(n):
@@ -219,12 +205,7 @@ class TestBermudez2006Described:
 
 def test_bermudez2006_dr_reduced_subnets():
     """experiments/bermudez2006_dr.py: the subnet the SM sees after a failure (the paper's Fig. 1 subnet)."""
-    import importlib.util
-
-    sys.path.insert(0, str(ROOT / "experiments"))  # the script imports bermudez2006.py beside it
-    spec = importlib.util.spec_from_file_location("bermudez2006_dr", ROOT / "experiments" / "bermudez2006_dr.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("bermudez2006_dr")  # it puts experiments/ on sys.path for bermudez2006.py
     from ibfabric.topologies.generators import bermudez2006_fig1
 
     g = bermudez2006_fig1().with_lids(lmc=1)
@@ -502,12 +483,9 @@ def test_martinez2003_table1_whole_table():
 
 def test_martinez2003_probes(tmp_path, capsys):
     """experiments/martinez2003_probes.py lists a search's probes with the search's own saturation test."""
-    import importlib.util
     import json
 
-    spec = importlib.util.spec_from_file_location("martinez2003_probes", ROOT / "experiments" / "martinez2003_probes.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = experiment_script("martinez2003_probes")
     for i, (adaptive, load, offered, accepted, backlog) in enumerate(
             ((0, 0.3, 0.30, 0.299, False), (0, 0.9, 0.9, 0.45, True), (0, 0.4, 0.40, 0.37, False),
              (1, 0.3, 0.30, 0.30, False))):
