@@ -330,6 +330,33 @@ def test_kim2007_vlarb_counts_when_a_weight_decides():
     assert mod.COUNTS["switch", "unicast real time", "contended"] == 3
 
 
+def test_kim2007_sharing_counts_best_effort_passing_real_time():
+    """experiments/kim2007_sharing.py's arbiter chooses as iba-vlarb does, counts at switch ports only, and
+    counts best effort sent while a real-time VL was ready; `sharing` weights the ports by real time's packets."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from ibfabric.plugins.arbiters import ArbiterConfig, IBAVLArbiter
+
+    mod = experiment_script("kim2007_sharing")
+    mod.PORTS.clear()
+    cfg = ArbiterConfig(num_vls=6, low=((0, 1), (5, 1)), port="net.sw1.port[2]")  # best effort VL 0, real time 5
+    counting, plain = mod.CountingArbiter(cfg), IBAVLArbiter(cfg)
+    hca = mod.CountingArbiter(ArbiterConfig(num_vls=6, low=((0, 1), (5, 1)), port="net.h1.port[1]"))
+    pkt = SimpleNamespace(size=64)
+    both, be, rt = [pkt] + [None] * 4 + [pkt], [pkt] + [None] * 5, [None] * 5 + [pkt]
+    for ready in (both, both, both, be, rt):
+        assert counting.select(ready) == plain.select(ready)
+        hca.select(ready)
+    # VL 0 (real time ready), VL 5, VL 0 (real time ready), VL 0 alone, VL 5 alone; the HCA's port not counted
+    assert mod.PORTS == {"net.sw1.port[2]": Counter({"best effort": 3, "real time": 2,
+                                                      "best effort while real time ready": 2})}
+    s = mod.sharing({"a": Counter({"real time": 3, "best effort": 1}), "b": Counter({"real time": 1, "best effort": 3}),
+                     "c": Counter({"best effort": 5, "best effort while real time ready": 2})})
+    # real time meets 1/4 of best effort on a (3 packets) and 3/4 on b (1 packet): (3 x 0.25 + 0.75) / 4
+    assert s == {"real time": 4, "best effort": 9, "passed": 0.5, "share": pytest.approx(0.375)}
+
+
 MARTINEZ_TABLE1 = sorted((ROOT / "experiments").glob("martinez2003_table1*.toml"))
 
 
