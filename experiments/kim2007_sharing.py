@@ -11,8 +11,9 @@ with the VL arbiters replaced by a counting one (``iba-vlarb`` registered
 under another name, which records its choices and nothing else) and prints,
 per run, at the switches' output ports: the real-time and best-effort
 packets sent, how often a best-effort packet went while real time was ready
-(per real-time packet sent), and the share of best effort on the ports real
-time uses (weighted by real time's packets there)::
+(per real-time packet sent), the share of best effort on the ports real
+time uses (weighted by real time's packets there), and the mean latency of
+real time, best effort and control::
 
     python experiments/kim2007_sharing.py experiments/kim2007_paper_selectors_fig7_cut.toml load=0.5 repetition=0
 
@@ -28,8 +29,8 @@ goes another way::
         '**.vlArbLow=0:64,1:64,2:64,3:64' '**.vlArbHighLimit=255'
 
 The runs are those of ``ibfabric sweep`` (same parameters, seed and window;
-the choices are the same, so the results are: the latency per class printed
-with each row equals the sweep's run's).
+the choices are the same, so the results are: the latencies printed with
+each row equal the sweep's run's).
 """
 
 from __future__ import annotations
@@ -121,17 +122,18 @@ def main(argv: list[str]) -> int:
         return 1
     print("| load | scheme | repetition | real-time packets sent | best-effort packets sent "
           "| best effort sent while real time was ready, per real-time packet "
-          "| best-effort share of the ports real time uses | latency: real time / best effort (us) |")
+          "| best-effort share of the ports real time uses | latency: real time / best effort / control (us) |")
     print("|---|---|---|---|---|---|---|---|")
     for spec in specs:
         v = dict(spec.vars)
         PORTS.clear()
         summary = run(spec, extra)
         s = sharing(PORTS)
-        lat = {cls: summary["by_class"][cls]["latency_ns"]["mean"] / 1e3 for cls in ("real_time", "best_effort")}
+        lat = {cls: summary["by_class"][cls]["latency_ns"]["mean"] / 1e3
+               for cls in ("real_time", "best_effort", "control")}
         print(f"| {v.get('load')} | {v.get('scheme')} | {spec.repetition} | {s['real time']:,} | "
               f"{s['best effort']:,} | {s['passed']:.4f} | {s['share']:.4f} | "
-              f"{lat['real_time']:.1f} / {lat['best_effort']:.1f} |")
+              f"{lat['real_time']:.1f} / {lat['best_effort']:.1f} / {lat['control']:.2f} |")
     return 0
 
 
