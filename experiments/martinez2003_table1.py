@@ -42,11 +42,14 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_more_400us", "martinez2003_table1_roots16_256",
                "martinez2003_table1_more_large_window", "martinez2003_table1_payload_large",
                "martinez2003_table1_roots32_256", "martinez2003_table1_roots64_256",
-               "martinez2003_table1_large_400us")
+               "martinez2003_table1_large_400us", "martinez2003_table1_root_payload64")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "
 ROOT_BASES = ("Unif.", "BR")
+#: Uniform traffic with 256 bytes of payload under each fabric's root best for deterministic traffic (the root and
+#: the payload reading together: martinez2003_table1_root_payload64.toml).
+ROOT_PAYLOAD = "Unif., payload, best root"
 #: Uniform traffic, MR/LS 2/4, with one choice the paper leaves open changed (the experiments name the column).
 VARIANTS = ("Unif., payload", "Unif., random selection", "Unif., adaptive first", "Unif., central root")
 #: The column of the experiments that do not name theirs (uniform traffic, MR/LS 2/4, unless said here).
@@ -354,6 +357,55 @@ def whole_table(fs, fk, fabrics: int = 10) -> list[str]:
     return out
 
 
+def every_root(fs, base: str, size: str, sw: int) -> dict[int, dict[str, tuple[float, float]]]:
+    """fabric -> root -> (deterministic, adaptive) of column *base* on the fabrics searched under every root."""
+    per: dict[int, dict[str, tuple[float, float]]] = {}
+    prefix = base + ROOT_COLUMN
+    for (col, _num, sz, n, window), pairs in fs.items():
+        if not col.startswith(prefix) or sz != size or n != sw or window != DEFAULT_WINDOW:
+            continue
+        for t, d, a in pairs:
+            per.setdefault(t, {})[col.removeprefix(prefix)] = (d, a)
+    return {t: r for t, r in per.items() if "sw0" in r and len(r) == sw}
+
+
+def best_roots(fs, base: str = "Unif.", size: str = "256B", sw: int = 64) -> dict[int, str]:
+    """fabric -> the root that gives deterministic traffic its highest value in *fs*."""
+    return {t: max(r, key=lambda k: r[k][0]) for t, r in every_root(fs, base, size, sw).items()}
+
+
+def root_payload_table(fs, fk, sw: int = 64) -> list[str]:
+    """Uniform 2/4 with 256-byte packets on *sw* switches, fabric by fabric: the factor under root sw0 and under
+    the root best for deterministic traffic, each with 256 bytes on the wire and with 256 bytes of payload, at
+    the saturation point and at the largest accepted load."""
+    out = ["| fabric | root of the best det. | at the saturation point: sw0 / best root / sw0, payload / "
+           "best root, payload | largest accepted: sw0 / best root / sw0, payload / best root, payload |",
+           "|---|---|---|---|"]
+    best = best_roots(fs, "Unif.", "256B", sw)  # chosen at the largest accepted load, as the experiment's roots
+    cols = {}
+    for f, name in ((fk, "knee"), (fs, "largest")):
+        roots = every_root(f, "Unif.", "256B", sw)
+        payload = {t: (d, a) for t, d, a in f.get(("Unif., payload", None, "256B", sw, DEFAULT_WINDOW), [])}
+        both = {t: (d, a) for t, d, a in f.get((ROOT_PAYLOAD, None, "256B", sw, DEFAULT_WINDOW), [])}
+        cols[name] = {t: (roots[t]["sw0"], roots[t][best[t]], payload[t], both[t]) for t in both
+                      if t in roots and t in payload}
+    fabrics = sorted(set(cols["knee"]) & set(cols["largest"]))
+    if not fabrics:
+        return []
+
+    def cells(rows) -> str:
+        return " / ".join(f"{a / d:.2f}" for d, a in rows)
+
+    for t in fabrics:
+        out.append(f"| {t} | {best[t]} | {cells(cols['knee'][t])} | {cells(cols['largest'][t])} |")
+    avg = {name: " / ".join(f"**{_mean(c[t][i][1] / c[t][i][0] for t in fabrics):.2f}**" for i in range(4))
+           for name, c in cols.items()}
+    p = _paper("Unif.", sw, "256B")
+    out.append(f"| average ({len(fabrics)}) | | {avg['knee']} | {avg['largest']} |")
+    out.append(f"| paper | | min {_f(p[0])}, max {_f(p[1])}, **avg {_f(p[2])}** | |")
+    return out
+
+
 def roots_table(fs, what: str = "throughput") -> list[str]:
     """Per size: the deterministic throughput (or *what* the factors were made of) and the factor over every
     choice of up*/down* root, fabric by fabric, averaged over the fabrics."""
@@ -361,14 +413,7 @@ def roots_table(fs, what: str = "throughput") -> list[str]:
            f"| factor: root sw0 | root of the best det. {what} | lowest over roots | highest over roots "
            "| paper: min / max / **avg** | ours, root of the best det.: min / max |", "|---" * 12 + "|"]
     for base, size, sw in ((b, z, w) for b in ROOT_BASES for z in ("32B", "256B") for w in (8, 16, 32, 64)):
-        per: dict[int, dict[str, tuple[float, float]]] = {}
-        prefix = base + ROOT_COLUMN
-        for (col, _num, sz, n, window), pairs in fs.items():
-            if not col.startswith(prefix) or sz != size or n != sw or window != DEFAULT_WINDOW:
-                continue
-            for t, d, a in pairs:
-                per.setdefault(t, {})[col.removeprefix(prefix)] = (d, a)
-        per = {t: r for t, r in per.items() if "sw0" in r and len(r) == sw}
+        per = every_root(fs, base, size, sw)
         if not per:
             continue
         n, rs = len(per), list(per.values())
@@ -393,7 +438,7 @@ NUMBERINGS = "martinez2003_table1_br"
 
 #: The report's tables, by the name ``--only`` selects them with.
 SECTIONS = ("uniform", "nobuf", "columns", "variants", "roots", "window", "stable", "numberings", "knee",
-            "knee-stable", "whole", "roots-knee", "numberings-knee", "fig3", "runs")
+            "knee-stable", "whole", "roots-knee", "root-payload", "numberings-knee", "fig3", "runs")
 
 
 def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
@@ -431,6 +476,8 @@ def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
                   lambda: whole_table(fs, fk)) if any(len(v) >= 10 for v in fk.values()) else None,
         "roots-knee": ("Every switch as the up*/down* root, at the saturation point",
                        lambda: roots_table(fk, "saturation load")) if any(ROOT_COLUMN in k[0] for k in fk) else None,
+        "root-payload": ("The root and the payload reading together (uniform 2/4, 256 bytes, 64 switches)",
+                         lambda: root_payload_table(fs, fk)) if any(k[0] == ROOT_PAYLOAD for k in fs) else None,
         "numberings-knee": ("Bit-reversal under three host numberings at the saturation point (32-byte packets)",
                             lambda: numbering_table(fk_br, "saturation load")) if fk_br else None,
         "fig3": ("Fig. 3's saturation points in the paper's unit (fabric 1, 32-byte packets)", lambda: fig3_table(fs)),

@@ -530,6 +530,27 @@ def test_martinez2003_probes(tmp_path, capsys):
     assert mod.main([str(tmp_path), "column=HS"]) == 1
 
 
+def test_martinez2003_table1_root_payload():
+    """The root and the payload reading together: the experiment's roots are the roots best for deterministic
+    traffic in the committed every-root searches, and the table sets the four factors side by side."""
+    from ibfabric.experiment import Experiment
+
+    mod = experiment_script("martinez2003_table1")
+    fs = mod.factors(json.loads(mod.RESULTS.read_text())["searches"])
+    exp = Experiment.from_file(ROOT / "experiments" / "martinez2003_table1_root_payload64.toml")
+    roots = {p["topo"]: p["root"] for p in exp.points(exclude=("load",))}
+    best = mod.best_roots(fs, "Unif.", "256B", 64)
+    assert roots == {t: best[t] for t in roots}
+    # two switches, one fabric: sw1 gives deterministic traffic more (0.2 against 0.1)
+    key = lambda col: (col, None, "256B", 2, mod.DEFAULT_WINDOW)  # noqa: E731
+    f = {key("Unif., root sw0"): [(1, 0.1, 0.4)], key("Unif., root sw1"): [(1, 0.2, 0.5)],
+         key("Unif., payload"): [(1, 0.1, 0.35)], key(mod.ROOT_PAYLOAD): [(1, 0.2, 0.45)]}
+    rows = mod.root_payload_table(f, f, sw=2)
+    assert rows[2] == "| 1 | sw1 | 4.00 / 2.50 / 3.50 / 2.25 | 4.00 / 2.50 / 3.50 / 2.25 |"
+    assert rows[3] == "| average (1) | | **4.00** / **2.50** / **3.50** / **2.25** | **4.00** / **2.50** / **3.50** / **2.25** |"
+    assert mod.root_payload_table({}, {}, sw=2) == []
+
+
 def test_martinez2003_table1_window_table():
     """experiments/martinez2003_table1.py: a longer window against 200 us on the same fabrics; Table 1 at 400 us."""
     mod = experiment_script("martinez2003_table1")
