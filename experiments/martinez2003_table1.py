@@ -42,7 +42,8 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_more_400us", "martinez2003_table1_roots16_256",
                "martinez2003_table1_more_large_window", "martinez2003_table1_payload_large",
                "martinez2003_table1_roots32_256", "martinez2003_table1_roots64_256",
-               "martinez2003_table1_large_400us", "martinez2003_table1_root_payload64")
+               "martinez2003_table1_large_400us", "martinez2003_table1_root_payload64",
+               "martinez2003_table1_roots32_32")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "
