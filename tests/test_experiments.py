@@ -355,6 +355,10 @@ def test_kim2007_sharing_counts_best_effort_passing_real_time():
                      "c": Counter({"best effort": 5, "best effort while real time ready": 2})})
     # real time meets 1/4 of best effort on a (3 packets) and 3/4 on b (1 packet): (3 x 0.25 + 0.75) / 4
     assert s == {"real time": 4, "best effort": 9, "passed": 0.5, "share": pytest.approx(0.375)}
+    # a '**.x=v' argument replaces the file's value of that pattern and comes first
+    own = [("**.crossbarSpeedup", "1"), ("**.load", 0.2)]
+    assert mod.overrides(own, [("**.crossbarSpeedup", 4)]) == [
+        ("**.crossbarSpeedup", 4), ("**.load", 0.2), ("**.arbiter", "iba-vlarb-sharing")]
 
 
 MARTINEZ_TABLE1 = sorted((ROOT / "experiments").glob("martinez2003_table1*.toml"))
@@ -510,8 +514,6 @@ def test_martinez2003_table1_whole_table():
 
 def test_martinez2003_probes(tmp_path, capsys):
     """experiments/martinez2003_probes.py lists a search's probes with the search's own saturation test."""
-    import json
-
     mod = experiment_script("martinez2003_probes")
     for i, (adaptive, load, offered, accepted, backlog) in enumerate(
             ((0, 0.3, 0.30, 0.299, False), (0, 0.9, 0.9, 0.45, True), (0, 0.4, 0.40, 0.37, False),
