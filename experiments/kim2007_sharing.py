@@ -84,20 +84,11 @@ def ibfabric_register_vl_arbiters(register) -> None:
 plugin = types.SimpleNamespace(ibfabric_register_vl_arbiters=ibfabric_register_vl_arbiters)
 
 
-def overrides(own, extra) -> list[tuple[str, object]]:
-    """A run's parameter overrides: *extra* first (the first match wins) in place of *own*'s of the same
-    pattern, then the rest of *own*, then the counting arbiter."""
-    mine = {k for k, _ in extra}
-    return list(extra) + [o for o in own if o[0] not in mine] + [("**.arbiter", "iba-vlarb-sharing")]
-
-
 def run(spec, extra: list[tuple[str, object]] = ()) -> dict:
-    from ibfabric.simulation import Simulation
-
-    sim = Simulation(spec.topology_source(), overrides=overrides(spec.overrides, extra), network=spec.network,
-                     seed=spec.seed, warmup=spec.warmup, plugins=[plugin])
-    sim.apply_events(spec.events)
-    return sim.run(spec.time)
+    """The run with the counting arbiter and the ``**.parameter=value`` changes *extra* (each replacing the
+    file's value of its pattern: :meth:`~ibfabric.runspec.RunSpec.simulation`)."""
+    overrides = [*extra, ("**.arbiter", "iba-vlarb-sharing")]
+    return spec.simulation(overrides=overrides, plugins=[plugin]).run(spec.time)
 
 
 def sharing(ports: dict[str, Counter]) -> dict[str, float]:

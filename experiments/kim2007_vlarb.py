@@ -81,13 +81,7 @@ plugin = types.SimpleNamespace(ibfabric_register_vl_arbiters=ibfabric_register_v
 
 
 def run(spec) -> dict:
-    from ibfabric.simulation import Simulation
-
-    overrides = list(spec.overrides) + [("**.arbiter", "iba-vlarb-counting")]
-    sim = Simulation(spec.topology_source(), overrides=overrides, network=spec.network, seed=spec.seed,
-                     warmup=spec.warmup, plugins=[plugin])
-    sim.apply_events(spec.events)
-    return sim.run(spec.time)
+    return spec.simulation(overrides=[("**.arbiter", "iba-vlarb-counting")], plugins=[plugin]).run(spec.time)
 
 
 def main(argv: list[str]) -> int:

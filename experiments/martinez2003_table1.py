@@ -413,7 +413,7 @@ def roots_table(fs, what: str = "throughput") -> list[str]:
     out = [f"| column | size | switches | fabrics | roots each | det. {what}: worst root / sw0 / best root "
            f"| factor: root sw0 | root of the best det. {what} | lowest over roots | highest over roots "
            "| paper: min / max / **avg** | ours, root of the best det.: min / max |", "|---" * 12 + "|"]
-    for base, size, sw in ((b, z, w) for b in ROOT_BASES for z in ("32B", "256B") for w in (8, 16, 32, 64)):
+    for base, size, sw in _cells(ROOT_BASES):
         per = every_root(fs, base, size, sw)
         if not per:
             continue

@@ -120,13 +120,19 @@ class RunSpec:
         """OMNeT++'s ``iterationvars``: ``'$load=0.1, $routing=updn'``; ``''`` without variables."""
         return ", ".join(f"${name}={as_text(v)}" for name, v in self.vars)
 
-    def simulation(self):
+    def simulation(self, overrides=(), plugins=()):
         """This run's :class:`~ibfabric.simulation.Simulation`, built but not run, with its events
-        scheduled: what a sweep runs (and what :mod:`ibfabric.runcheck` builds to check it)."""
+        scheduled: what a sweep runs (and what :mod:`ibfabric.runcheck` builds to check it).
+
+        *overrides* (``(pattern, value)`` pairs) change the run: each replaces the run's own value of
+        the same pattern and comes before the others (the first match wins); *plugins* are loaded
+        besides the installed ones (as :class:`~ibfabric.simulation.Simulation` takes them)."""
         from ibfabric.simulation import Simulation
 
-        sim = Simulation(self.topology_source(), overrides=list(self.overrides), network=self.network,
-                         seed=self.seed, warmup=self.warmup)
+        mine = {k for k, _ in overrides}
+        own = [o for o in self.overrides if o[0] not in mine]
+        sim = Simulation(self.topology_source(), overrides=[*overrides, *own], network=self.network,
+                         seed=self.seed, warmup=self.warmup, plugins=plugins)
         sim.apply_events(self.events)  # [[events]]: failures, restores, traffic changes (ibfabric.scenario)
         if self.workload:
             from ibfabric.components.hca.workload import Workload

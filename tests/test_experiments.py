@@ -355,10 +355,6 @@ def test_kim2007_sharing_counts_best_effort_passing_real_time():
                      "c": Counter({"best effort": 5, "best effort while real time ready": 2})})
     # real time meets 1/4 of best effort on a (3 packets) and 3/4 on b (1 packet): (3 x 0.25 + 0.75) / 4
     assert s == {"real time": 4, "best effort": 9, "passed": 0.5, "share": pytest.approx(0.375)}
-    # a '**.x=v' argument replaces the file's value of that pattern and comes first
-    own = [("**.crossbarSpeedup", "1"), ("**.load", 0.2)]
-    assert mod.overrides(own, [("**.crossbarSpeedup", 4)]) == [
-        ("**.crossbarSpeedup", 4), ("**.load", 0.2), ("**.arbiter", "iba-vlarb-sharing")]
 
 
 MARTINEZ_TABLE1 = sorted((ROOT / "experiments").glob("martinez2003_table1*.toml"))

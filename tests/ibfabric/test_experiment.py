@@ -132,6 +132,23 @@ class TestExpansion:
         with pytest.raises(ExperimentError, match="repetition must be a non-negative integer"):
             exp.run({"load": 0.5, "routing": "updn"}, -1)
 
+    def test_simulation_with_overrides_and_plugins(self):
+        """RunSpec.simulation(overrides=..., plugins=...): an override replaces the run's own value of its
+        pattern (which the first-match rule would otherwise let shadow it, or leave unused) and the plugins are
+        loaded besides the installed ones."""
+        import types
+
+        from ibfabric.plugins.arbiters import IBAVLArbiter
+        from ibfabric.plugins.manager import hookimpl
+
+        run = load(HEAD + '[parameters]\n"**.traffic" = "uniform"\n"**.load" = "0.1"\n"**.packetSize" = "128B"\n').runs()[0]
+        assert run.simulation().hosts[0].load == 0.1
+        plugin = types.SimpleNamespace(ibfabric_register_vl_arbiters=hookimpl(
+            lambda register: register("iba-vlarb-again", IBAVLArbiter, description="iba-vlarb, again")))
+        sim = run.simulation(overrides=[("**.load", 0.3), ("**.arbiter", "iba-vlarb-again")], plugins=[plugin])
+        assert sim.hosts[0].load == 0.3
+        assert "iba-vlarb-again" in sim.plugins.vl_arbiters
+
     def test_no_iterations_is_one_run_per_repetition(self):
         exp = load(HEAD + "repeat = 3\n")
         assert len(exp) == 3 and exp.points() == [{}] and exp.runs()[0].iterationvars == ""
