@@ -18,6 +18,7 @@ saturation points in the paper's unit.
     python experiments/martinez2003_table1.py            # gather results/*/saturation.csv into the JSON, print
     python experiments/martinez2003_table1.py --report   # print the tables of the committed JSON
     python experiments/martinez2003_table1.py --report --only knee,knee-stable   # only these tables (SECTIONS)
+    python experiments/readme_tables.py --write           # then the README's tables from the JSON
 """
 
 from __future__ import annotations

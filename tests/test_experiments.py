@@ -565,3 +565,88 @@ def test_martinez2003_table1_window_table():
     rows = mod.table1(fs, ["Unif."], with_substitute=False, window="400us", fabrics=10)
     assert rows[2] == "| Unif. | 32B | 8 | 10 | 2.20 | 2.20 | **2.20** | 1.30 | 1.69 | **1.50** | 0.200 / 0.440 |"
     assert len(mod.table1(fs, ["Unif."], with_substitute=False, window="400us", fabrics=11)) == 2
+
+
+# ------------------------------------------------------------------ README's generated tables
+
+FAKE_SCRIPT = '''import sys
+print("intro")
+print("| a | b |"); print("|---|---|"); print("| x | 1 |"); print("| y | 2 |"); print("| x | 3 |")
+print()
+print("| c |"); print("|---|"); print("| " + " ".join(sys.argv[1:]) + " |")
+'''
+
+
+def fake_readme(tmp_path, body: str):
+    (tmp_path / "fake.py").write_text(FAKE_SCRIPT)
+    readme = tmp_path / "README.md"
+    readme.write_text(body)
+    return readme
+
+
+def readme_tables_main(readme, *args):
+    mod = experiment_script("readme_tables")
+    # the fake script lies beside the README: run the commands from there
+    mod.HERE = readme.parent / "experiments"
+    return mod.main(["--readme", str(readme), *args])
+
+
+def test_readme_tables_match_their_commands(capsys):
+    """Every table of experiments/README.md under a '<!-- table from: ... -->' marker is what its command prints
+    from the committed results (Martínez Tables 1-2, Alfaro, congestion control): none hand-edited or stale."""
+    mod = experiment_script("readme_tables")
+    lines = (ROOT / "experiments" / "README.md").read_text().split("\n")
+    assert len(mod.markers(lines)) >= 29
+    assert mod.main([]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out == ""
+
+
+def test_readme_tables_rewrite_only_what_differs(tmp_path, capsys):
+    body = ("# t\n\n<!-- table from: fake.py p q; rows x -->\n| a | b |\n|---|---|\n| x | 9 |\n\ntext\n\n"
+            "<!-- table from: fake.py p q; table 2 -->\n| c |\n|---|\n| p q |\nend\n")
+    readme = fake_readme(tmp_path, body)
+    assert readme_tables_main(readme) == 1
+    out = capsys.readouterr().out
+    assert "README.md:4: the table of `fake.py p q` differs" in out
+    assert "-| x | 9 |" in out and "+| x | 1 |" in out and "+| x | 3 |" in out
+    assert readme.read_text() == body  # a check writes nothing
+    assert readme_tables_main(readme, "--write") == 0
+    assert readme.read_text() == body.replace("| x | 9 |\n", "| x | 1 |\n| x | 3 |\n")
+    assert readme_tables_main(readme) == 0
+
+
+def test_readme_tables_pick():
+    mod = experiment_script("readme_tables")
+    out = ["x", "| a | b |", "|---|---|", "| x | 1 |", "| y | 2 |", "", "| c |", "|---|", "| z |"]
+    assert mod.pick(out, mod.Marker(0, ("s",))) == out[1:5]
+    assert mod.pick(out, mod.Marker(0, ("s",), table=2)) == out[6:9]
+    assert mod.pick(out, mod.Marker(0, ("s",), rows=("y",))) == ["| a | b |", "|---|---|", "| y | 2 |"]
+    with pytest.raises(mod.MarkerError, match=r"^README.md:1:1: s prints 2 table\(s\), not 3$"):
+        mod.pick(out, mod.Marker(0, ("s",), table=3))
+    with pytest.raises(mod.MarkerError, match=r"^README.md:1:1: no row w in table 1 of s$"):
+        mod.pick(out, mod.Marker(0, ("s",), rows=("y", "w")))
+
+
+def test_readme_tables_prose_quoting_a_marker_is_not_one(tmp_path, capsys):
+    readme = fake_readme(tmp_path, "see `<!-- table from: fake.py` or `<!-- table from: fake.py -->`\n\n| a |\n")
+    assert readme_tables_main(readme) == 0
+    assert capsys.readouterr().err == "0 of 0 generated tables match their commands\n"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("<!-- table from: fake.py; table 0 -->", "README.md:1:27: 'table 0': expected 'table N' (N from 1) or 'rows A, B'"),
+    ("<!-- table from: fake.py; column 2 -->", "README.md:1:27: 'column 2': expected"),
+    ("  <!-- table from: fake.py", "README.md:1:3: a table marker is"),
+    ("<!-- table from:  ; table 2 -->", "README.md:1:18: the marker names no command"),
+    ("  <!-- table from: fake.py 'open -->", "README.md:1:20: No closing quotation"),
+    ("<!-- table from: fake.py -->\n\n| a |", "README.md:2:1: the table of the marker on line 1 must start on the next line"),
+    ("<!-- table from: missing.py --report -->\n| a |", "missing.py --report exited 2: "),
+    ("<!-- table from: fake.py; table 3 -->\n| a |", "README.md:1:1: fake.py prints 2 table(s), not 3"),
+])
+def test_readme_tables_bad_marker(tmp_path, capsys, line, message):
+    readme = fake_readme(tmp_path, line + "\n")
+    with pytest.raises(SystemExit) as exc:
+        readme_tables_main(readme)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"readme_tables: {message}") and err.count("\n") == 1
