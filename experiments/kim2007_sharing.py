@@ -28,6 +28,15 @@ goes another way::
         '**.vlArbHigh=4:64,5:64,6:64,7:64,8:64,9:64,10:64,11:64,12:64,13:64,14:64' \
         '**.vlArbLow=0:64,1:64,2:64,3:64' '**.vlArbHighLimit=255'
 
+``--control`` prints instead where the control packets' time went: per
+control packet, its wait at the source and at the switches' output ports
+(from ready to its first bit on the link), and the part of the switches'
+wait during which the link was sending a best-effort, real-time or control
+packet (control, on VL15, goes before the data VLs but not before the
+packet the link is already sending)::
+
+    python experiments/kim2007_sharing.py experiments/kim2007_paper_control_fig7_cut.toml load=0.5 --control
+
 The runs are those of ``ibfabric sweep`` (same parameters, seed and window;
 the choices are the same, so the results are: the latencies printed with
 each row equal the sweep's run's).
@@ -83,12 +92,72 @@ def ibfabric_register_vl_arbiters(register) -> None:
 #: The plugin the runs load: this module's hook.
 plugin = types.SimpleNamespace(ibfabric_register_vl_arbiters=ibfabric_register_vl_arbiters)
 
+#: Packet classes (:data:`ibfabric.measure.TRAFFIC_CLASSES`): what a control packet's wait is spent behind.
+CLASS_NAMES = {0: "best effort", 1: "cbr", 2: "real time", 3: "control"}
+CONTROL = 3
+#: Control packets' waits (``--control``), summed over the control packets created in the window:
+#: ``packets``; per place (``source``: the source HCA's port, ``switch``: the switches' output ports) the
+#: wait from ready (created at the source, routed at a switch) to its first bit on the link, and the part of
+#: it the port's link spent sending a packet of each class (``source behind best effort``, ...).
+CONTROL_WAITS: Counter = Counter()
 
-def run(spec, extra: list[tuple[str, object]] = ()) -> dict:
+
+def watch_control(tx, waits: Counter, history: int = 16) -> None:
+    """Wrap output port *tx*'s ``launch`` (as congestion control's marker does) to add to *waits*, for each
+    control packet it sends, the wait since the packet was ready there and how long the link sent each class
+    meanwhile (from the port's last *history* transmissions: more than a wait can span)."""
+    from collections import deque
+
+    launch = tx.launch
+    sent: deque = deque(maxlen=history)
+    place = "switch" if ".sw" in tx.name_ else "source"
+
+    def counting_launch(p, vl: int, now: float, end: float) -> None:
+        if p.cls == CONTROL and p.created >= tx.window:
+            ready = p.ready_at if place == "switch" else p.created
+            waits[place] += now - ready
+            if place == "source":
+                waits["packets"] += 1
+            for start, stop, cls in sent:
+                overlap = min(stop, now) - max(start, ready)
+                if overlap > 0:
+                    waits[f"{place} behind {CLASS_NAMES[cls]}"] += overlap
+        sent.append((now, end, p.cls))
+        launch(p, vl, now, end)
+
+    tx.launch = counting_launch
+
+
+@hookimpl
+def ibfabric_simulation_built(simulation) -> None:
+    for tx in simulation.ports:
+        watch_control(tx, CONTROL_WAITS)
+
+
+#: The plugin of ``--control`` runs: the counting arbiter and the control packets' waits.
+control_plugin = types.SimpleNamespace(ibfabric_register_vl_arbiters=ibfabric_register_vl_arbiters,
+                                       ibfabric_simulation_built=ibfabric_simulation_built)
+
+
+def run(spec, extra: list[tuple[str, object]] = (), control: bool = False) -> dict:
     """The run with the counting arbiter and the ``**.parameter=value`` changes *extra* (each replacing the
-    file's value of its pattern: :meth:`~ibfabric.runspec.RunSpec.simulation`)."""
+    file's value of its pattern: :meth:`~ibfabric.runspec.RunSpec.simulation`); *control*: the control
+    packets' waits too (:data:`CONTROL_WAITS`)."""
     overrides = [*extra, ("**.arbiter", "iba-vlarb-sharing")]
-    return spec.simulation(overrides=overrides, plugins=[plugin]).run(spec.time)
+    plugins = [control_plugin if control else plugin]
+    return spec.simulation(overrides=overrides, plugins=plugins).run(spec.time)
+
+
+def control_waits(waits: Counter) -> dict[str, float]:
+    """:data:`CONTROL_WAITS` per control packet (ns): the source's and the switches' waits and the parts of
+    them spent behind each class's packets on the link; ``other``: what the switches' wait leaves (crossing,
+    an input's crossbar connection busy)."""
+    n = waits["packets"]
+    if not n:
+        return {"packets": 0}
+    out = {"packets": n, **{k: v / n for k, v in waits.items() if k != "packets"}}
+    out["switch other"] = out.get("switch", 0.0) - sum(v for k, v in out.items() if k.startswith("switch behind"))
+    return out
 
 
 def sharing(ports: dict[str, Counter]) -> dict[str, float]:
@@ -102,20 +171,43 @@ def sharing(ports: dict[str, Counter]) -> dict[str, float]:
     return {"real time": rt, "best effort": be, "passed": passed / rt if rt else 0.0, "share": share}
 
 
+def print_control(specs, extra) -> int:
+    """``--control``: per run, the control packets' latency and where their waits went (:func:`control_waits`)."""
+    print("| load | scheme | repetition | control packets | latency (us) | source wait (ns) "
+          "| switches' wait (ns) | of it behind best effort | behind real time | behind control | other |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for spec in specs:
+        v = dict(spec.vars)
+        PORTS.clear()
+        CONTROL_WAITS.clear()
+        summary = run(spec, extra, control=True)
+        w = control_waits(CONTROL_WAITS)
+        lat = summary["by_class"]["control"]["latency_ns"]["mean"] / 1e3
+        cells = [w.get(k, 0.0) for k in ("source", "switch", "switch behind best effort", "switch behind real time",
+                                         "switch behind control", "switch other")]
+        print(f"| {v.get('load')} | {v.get('scheme')} | {spec.repetition} | {w['packets']:,} | {lat:.2f} | "
+              + " | ".join(f"{c:,.0f}" for c in cells) + " |")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0].startswith("-"):
         print(__doc__)
         return 2
     from ibfabric.experiment import Experiment
 
+    control = "--control" in argv[1:]
+    args = [a for a in argv[1:] if a != "--control"]
     exp = Experiment.from_file(argv[0])
-    extra = [(k, int(v) if v.isdigit() else v) for k, v in (a.split("=", 1) for a in argv[1:] if a.startswith("**."))]
-    want = {k: v.split(",") for k, v in (a.split("=", 1) for a in argv[1:] if not a.startswith("**."))}
+    extra = [(k, int(v) if v.isdigit() else v) for k, v in (a.split("=", 1) for a in args if a.startswith("**."))]
+    want = {k: v.split(",") for k, v in (a.split("=", 1) for a in args if not a.startswith("**."))}
     specs = [s for s in exp.runs() if all(str({**dict(s.vars), "repetition": s.repetition}.get(k)) in v
                                           for k, v in want.items())]
     if not specs:
         print(f"no run of {argv[0]} has {' '.join(f'{k}={v}' for k, v in want.items())}", file=sys.stderr)
         return 1
+    if control:
+        return print_control(specs, extra)
     print("| load | scheme | repetition | real-time packets sent | best-effort packets sent "
           "| best effort sent while real time was ready, per real-time packet "
           "| best-effort share of the ports real time uses | latency: real time / best effort / control (us) |")

@@ -357,6 +357,41 @@ def test_kim2007_sharing_counts_best_effort_passing_real_time():
     assert s == {"real time": 4, "best effort": 9, "passed": 0.5, "share": pytest.approx(0.375)}
 
 
+def test_kim2007_sharing_control_waits():
+    """--control: a control packet's wait at a port, from ready to its first bit on the link, and the part of it the
+    link spent sending each class's packets; at the source from its creation; packets created before the window not
+    counted; the port's own launch still called."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    mod = experiment_script("kim2007_sharing")
+    launched = []
+
+    def port(name):
+        tx = SimpleNamespace(name_=name, window=5.0)
+        tx.launch = lambda p, vl, now, end: launched.append((name, p.cls, now))
+        return tx
+
+    waits = Counter()
+    sw, hca = port("net.sw1.port[2]"), port("net.h1.port[1]")
+    mod.watch_control(sw, waits)
+    mod.watch_control(hca, waits)
+    pkt = lambda cls, **kw: SimpleNamespace(cls=cls, created=kw.pop("created", 10.0), ready_at=kw.pop("ready_at", 0.0))
+    hca.launch(pkt(0), 0, 0.0, 20.0)
+    hca.launch(pkt(3, created=10.0), 15, 20.0, 21.0)  # waited 10 behind best effort
+    hca.launch(pkt(3, created=1.0), 15, 21.0, 22.0)  # created before the window: not counted
+    sw.launch(pkt(0), 0, 0.0, 100.0)
+    sw.launch(pkt(2), 5, 100.0, 300.0)
+    sw.launch(pkt(3, ready_at=50.0), 15, 300.0, 301.0)  # ready at 50: 50 behind best effort, 200 behind real time
+    sw.launch(pkt(3, ready_at=330.0), 15, 340.0, 341.0)  # the link idle: 10 of other waiting
+    assert [c for _, c, _ in launched] == [0, 3, 3, 0, 2, 3, 3]
+    assert waits == Counter({"packets": 1, "source": 10.0, "source behind best effort": 10.0, "switch": 260.0,
+                             "switch behind best effort": 50.0, "switch behind real time": 200.0})
+    w = mod.control_waits(waits)
+    assert w["switch other"] == 10.0 and w["switch"] == 260.0
+    assert mod.control_waits(Counter()) == {"packets": 0}
+
+
 MARTINEZ_TABLE1 = sorted((ROOT / "experiments").glob("martinez2003_table1*.toml"))
 
 
