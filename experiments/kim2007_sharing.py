@@ -37,6 +37,10 @@ packet the link is already sending)::
 
     python experiments/kim2007_sharing.py experiments/kim2007_paper_control_fig7_cut.toml load=0.5 --control
 
+With two schemes it then prints the first minus the second, run by run
+(``--differences FILE`` prints that table from a ``--control`` table kept
+in FILE).
+
 The runs are those of ``ibfabric sweep`` (same parameters, seed and window;
 the choices are the same, so the results are: the latencies printed with
 each row equal the sweep's run's).
@@ -176,6 +180,7 @@ def print_control(specs, extra) -> int:
     print("| load | scheme | repetition | control packets | latency (us) | source wait (ns) "
           "| switches' wait (ns) | of it behind best effort | behind real time | behind control | other |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for spec in specs:
         v = dict(spec.vars)
         PORTS.clear()
@@ -185,12 +190,60 @@ def print_control(specs, extra) -> int:
         lat = summary["by_class"]["control"]["latency_ns"]["mean"] / 1e3
         cells = [w.get(k, 0.0) for k in ("source", "switch", "switch behind best effort", "switch behind real time",
                                          "switch behind control", "switch other")]
-        print(f"| {v.get('load')} | {v.get('scheme')} | {spec.repetition} | {w['packets']:,} | {lat:.2f} | "
-              + " | ".join(f"{c:,.0f}" for c in cells) + " |")
+        row = (f"| {v.get('load')} | {v.get('scheme')} | {spec.repetition} | {w['packets']:,} | {lat:.2f} | "
+               + " | ".join(f"{c:,.0f}" for c in cells) + " |")
+        rows.append(row)
+        print(row, flush=True)
+    diff = control_differences(read_control_table(rows))
+    if diff:
+        print("\n" + "\n".join(diff))
     return 0
 
 
+#: The columns of ``--control``'s table after load, scheme and repetition.
+CONTROL_COLUMNS = ("packets", "latency", "source", "switch", "behind best effort", "behind real time",
+                   "behind control", "other")
+
+
+def read_control_table(lines) -> list[dict]:
+    """The rows of a table ``--control`` printed: load, scheme, repetition and :data:`CONTROL_COLUMNS` (latency
+    in ns, from the table's us)."""
+    rows = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 + len(CONTROL_COLUMNS) or not cells[2].isdigit():
+            continue  # the header, its rule, anything else
+        values = [float(c.replace(",", "")) for c in cells[3:]]
+        values[1] *= 1e3
+        rows.append({"load": cells[0], "scheme": cells[1], "repetition": int(cells[2]),
+                     **dict(zip(CONTROL_COLUMNS, values))})
+    return rows
+
+
+def control_differences(rows: list[dict]) -> list[str]:
+    """Per load and repetition, the first scheme of *rows* minus the second, column by column (ns): a table.
+    The latency's difference against the sum of the waits' says whether the waits measured hold it."""
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    if len(schemes) < 2:
+        return []
+    a, b = schemes[:2]
+    by = {(r["load"], r["repetition"], r["scheme"]): r for r in rows}
+    cols = CONTROL_COLUMNS[1:]
+    out = [f"| load | repetition | {a} minus {b} (ns): latency | source wait | switches' wait | behind best effort "
+           "| behind real time | behind control | other |", "|---" * (2 + len(cols)) + "|"]
+    for load, rep in dict.fromkeys((r["load"], r["repetition"]) for r in rows):
+        if (load, rep, a) in by and (load, rep, b) in by:
+            d = [by[load, rep, a][c] - by[load, rep, b][c] for c in cols]
+            out.append(f"| {load} | {rep} | " + " | ".join(f"{x:+,.0f}" for x in d) + " |")
+    return out if len(out) > 2 else []
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--differences"] and len(argv) == 2:
+        from pathlib import Path
+
+        print("\n".join(control_differences(read_control_table(Path(argv[1]).read_text().splitlines()))))
+        return 0
     if not argv or argv[0].startswith("-"):
         print(__doc__)
         return 2

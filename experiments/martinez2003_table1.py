@@ -44,14 +44,18 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_more_large_window", "martinez2003_table1_payload_large",
                "martinez2003_table1_roots32_256", "martinez2003_table1_roots64_256",
                "martinez2003_table1_large_400us", "martinez2003_table1_root_payload64",
-               "martinez2003_table1_roots32_32")
+               "martinez2003_table1_roots32_32", "martinez2003_table1_best_root64",
+               "martinez2003_table1_best_root64_unif")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "
-ROOT_BASES = ("Unif.", "BR")
+ROOT_BASES = ("Unif.", "BR", "2/6")
 #: Uniform traffic with 256 bytes of payload under each fabric's root best for deterministic traffic (the root and
 #: the payload reading together: martinez2003_table1_root_payload64.toml).
 ROOT_PAYLOAD = "Unif., payload, best root"
+#: The columns searched under each fabric's root best for deterministic uniform traffic with 256-byte packets
+#: (the every-root searches): "<column>, under the best root" (martinez2003_table1_best_root64*.toml).
+BEST_ROOT = ", under the best root"
 #: Uniform traffic, MR/LS 2/4, with one choice the paper leaves open changed (the experiments name the column).
 VARIANTS = ("Unif., payload", "Unif., random selection", "Unif., adaptive first", "Unif., central root")
 #: The column of the experiments that do not name theirs (uniform traffic, MR/LS 2/4, unless said here).
@@ -433,6 +437,37 @@ def roots_table(fs, what: str = "throughput") -> list[str]:
     return out
 
 
+def best_root_table(fs, fk, sw: int = 64) -> list[str]:
+    """Table 1's columns searched under each fabric's root best for deterministic uniform 256-byte traffic
+    (``<column>, under the best root``) beside the same fabrics under root sw0 and the paper's cell: the factor at the
+    saturation point and at the largest accepted load, and how many fabrics lie in the paper's range."""
+    out = ["| column | size | switches | fabrics | at the saturation point: sw0 / **best root** "
+           "| best root: min / max | largest accepted: sw0 / best root | paper: min / max / **avg** "
+           "| fabrics in the paper's range: sw0 / best root |", "|---" * 9 + "|"]
+    for col, size in ((c, z) for c in COLUMNS for z in ("32B", "256B")):
+        if (col + BEST_ROOT, None, size, sw, DEFAULT_WINDOW) not in fk:
+            continue
+        got = {}
+        for f, name in ((fk, "knee"), (fs, "largest")):
+            best = dict((t, (d, a)) for t, d, a in f[(col + BEST_ROOT, None, size, sw, DEFAULT_WINDOW)])
+            sw0 = dict((t, (d, a)) for t, d, a in f.get(_key(col, size, sw), []))
+            got[name] = {t: (sw0[t], best[t]) for t in best if t in sw0}
+        fabrics = sorted(set(got["knee"]) & set(got["largest"]))
+        if not fabrics:
+            continue
+        knee = [(got["knee"][t][0][1] / got["knee"][t][0][0], got["knee"][t][1][1] / got["knee"][t][1][0])
+                for t in fabrics]
+        large = [(got["largest"][t][0][1] / got["largest"][t][0][0],
+                  got["largest"][t][1][1] / got["largest"][t][1][0]) for t in fabrics]
+        lo, hi, avg = _paper(col, sw, size)
+        inside = [sum(lo <= f[i] <= hi for f in knee) for i in (0, 1)]
+        out.append(f"| {col} | {size} | {sw} | {len(fabrics)} | {_mean(f for f, _ in knee):.2f} / "
+                   f"**{_mean(f for _, f in knee):.2f}** | {min(f for _, f in knee):.2f} / {max(f for _, f in knee):.2f} "
+                   f"| {_mean(f for f, _ in large):.2f} / {_mean(f for _, f in large):.2f} | {lo:.2f} / {hi:.2f} / "
+                   f"**{avg:.2f}** | {inside[0]} / {inside[1]} |")
+    return out if len(out) > 2 else []
+
+
 #: The experiment of the numbering comparison: its three numberings searched alike (the other columns'
 #: file searches bit-reversal's consecutive numbering too, with seeds of its own).
 NUMBERINGS = "martinez2003_table1_br"
@@ -440,7 +475,7 @@ NUMBERINGS = "martinez2003_table1_br"
 
 #: The report's tables, by the name ``--only`` selects them with.
 SECTIONS = ("uniform", "nobuf", "columns", "variants", "roots", "window", "stable", "numberings", "knee",
-            "knee-stable", "whole", "roots-knee", "root-payload", "numberings-knee", "fig3", "runs")
+            "knee-stable", "whole", "roots-knee", "root-payload", "best-root", "numberings-knee", "fig3", "runs")
 
 
 def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
@@ -480,6 +515,9 @@ def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
                        lambda: roots_table(fk, "saturation load")) if any(ROOT_COLUMN in k[0] for k in fk) else None,
         "root-payload": ("The root and the payload reading together (uniform 2/4, 256 bytes, 64 switches)",
                          lambda: root_payload_table(fs, fk)) if any(k[0] == ROOT_PAYLOAD for k in fs) else None,
+        "best-root": ("The other columns under each fabric's root best for deterministic uniform 256-byte traffic "
+                      "(64 switches)", lambda: best_root_table(fs, fk))
+        if any(k[0].removesuffix(BEST_ROOT) in COLUMNS and k[0].endswith(BEST_ROOT) for k in fs) else None,
         "numberings-knee": ("Bit-reversal under three host numberings at the saturation point (32-byte packets)",
                             lambda: numbering_table(fk_br, "saturation load")) if fk_br else None,
         "fig3": ("Fig. 3's saturation points in the paper's unit (fabric 1, 32-byte packets)", lambda: fig3_table(fs)),
@@ -502,6 +540,8 @@ def runs_table(res: dict[str, Any]) -> list[str]:
     out += ["", "| experiment | runs | simulation time (sum of the runs' wall time) |", "|---|---|---|"]
     for name, r in res["runs"].items():
         out.append(f"| {name} | {r['runs']} | {r['wall_s'] / 60:.1f} min |")
+    runs, wall = sum(r["runs"] for r in res["runs"].values()), sum(r["wall_s"] for r in res["runs"].values())
+    out.append(f"| all: {len(res['searches'])} searches, {len(bad)} not 'ok' | {runs} | {wall / 60:.1f} min |")
     return out
 
 

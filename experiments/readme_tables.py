@@ -141,7 +141,10 @@ def regenerate(lines: Sequence[str], run: Callable[[Sequence[str]], list[str]],
     out, changed, cache = list(lines), [], {}
     for marker in reversed(markers(lines, name)):
         if marker.command not in cache:
-            cache[marker.command] = run(marker.command)
+            try:
+                cache[marker.command] = run(marker.command)
+            except MarkerError as exc:
+                raise MarkerError(f"{name}:{marker.line + 1}:1: {exc}") from None
         new = pick(cache[marker.command], marker, name)
         a, b = next((a, b) for a, b in tables(lines) if a == marker.line + 1)
         if list(lines[a:b]) != new:

@@ -392,6 +392,24 @@ def test_kim2007_sharing_control_waits():
     assert mod.control_waits(Counter()) == {"packets": 0}
 
 
+def test_kim2007_sharing_control_differences():
+    """--control's table read back, and the first scheme minus the second run by run (latency from the table's us)."""
+    mod = experiment_script("kim2007_sharing")
+    table = ["| load | scheme | repetition | control packets | latency (us) | source wait (ns) | switches' wait (ns) "
+             "| of it behind best effort | behind real time | behind control | other |", "|---" * 11 + "|",
+             "| 0.5 | lfu | 0 | 2,250 | 10.31 | 474 | 8,452 | 1,192 | 4,680 | 9 | 2,571 |",
+             "| 0.5 | credit | 0 | 2,250 | 10.00 | 469 | 8,143 | 1,074 | 4,450 | 10 | 2,609 |",
+             "| 0.6 | lfu | 1 | 2,250 | 12.00 | 1 | 2 | 3 | 4 | 5 | 6 |"]  # no credit run to pair with
+    rows = mod.read_control_table(table)
+    assert [(r["load"], r["scheme"], r["repetition"]) for r in rows] == [("0.5", "lfu", 0), ("0.5", "credit", 0),
+                                                                        ("0.6", "lfu", 1)]
+    assert rows[0]["latency"] == pytest.approx(10310.0) and rows[0]["behind best effort"] == 1192.0
+    assert mod.control_differences(rows) == [
+        "| load | repetition | lfu minus credit (ns): latency | source wait | switches' wait | behind best effort "
+        "| behind real time | behind control | other |", "|---" * 9 + "|", "| 0.5 | 0 | +310 | +5 | +309 | +118 | +230 | -1 | -38 |"]
+    assert mod.control_differences(rows[:1]) == []
+
+
 MARTINEZ_TABLE1 = sorted((ROOT / "experiments").glob("martinez2003_table1*.toml"))
 
 
@@ -465,6 +483,8 @@ def test_martinez2003_table1_report(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [ln for ln in proc.stdout.splitlines() if ln.startswith("### ")] == [
         "### Bit-reversal under three host numberings (32-byte packets)", "### Searches and their simulation time"]
+    # the runs table ends with the totals: no run directories here, so no runs
+    assert proc.stdout.splitlines()[-1] == "| all: 8 searches, 0 not 'ok' | 0 | 0.0 min |"
     proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "martinez2003_table1.py"), "--out", str(out),
                            "--report", "--only", "uniform,nonesuch"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "unknown table nonesuch" in proc.stderr.splitlines()[-1]
@@ -584,6 +604,21 @@ def test_martinez2003_table1_root_payload():
     assert mod.root_payload_table({}, {}, sw=2) == []
 
 
+def test_martinez2003_table1_best_root_table():
+    mod = experiment_script("martinez2003_table1")
+    key = lambda col: (col, None, "256B", 2, mod.DEFAULT_WINDOW)  # noqa: E731
+    sw0 = [(1, 0.1, 0.4), (2, 0.1, 0.3)]
+    f = {key("3/4"): sw0, key("3/4" + mod.BEST_ROOT): [(1, 0.2, 0.5), (2, 0.2, 0.4), (3, 0.1, 0.1)]}
+    mod.PAPER[("3/4", 2)] = ((1.0, 1.5, 1.2), (2.0, 2.5, 2.2))
+    try:
+        rows = mod.best_root_table(f, f, sw=2)
+    finally:
+        del mod.PAPER[("3/4", 2)]
+    # fabrics 1-2 (3 has no sw0 search): sw0 4.0 and 3.0, best root 2.5 and 2.0
+    assert rows[2:] == ["| 3/4 | 256B | 2 | 2 | 3.50 / **2.25** | 2.00 / 2.50 | 3.50 / 2.25 | 2.00 / 2.50 / **2.20** | 0 / 2 |"]
+    assert mod.best_root_table({}, {}, sw=2) == []
+
+
 def test_martinez2003_table1_window_table():
     """experiments/martinez2003_table1.py: a longer window against 200 us on the same fabrics; Table 1 at 400 us."""
     mod = experiment_script("martinez2003_table1")
@@ -675,7 +710,7 @@ def test_readme_tables_prose_quoting_a_marker_is_not_one(tmp_path, capsys):
     ("<!-- table from:  ; table 2 -->", "README.md:1:18: the marker names no command"),
     ("  <!-- table from: fake.py 'open -->", "README.md:1:20: No closing quotation"),
     ("<!-- table from: fake.py -->\n\n| a |", "README.md:2:1: the table of the marker on line 1 must start on the next line"),
-    ("<!-- table from: missing.py --report -->\n| a |", "missing.py --report exited 2: "),
+    ("<!-- table from: missing.py --report -->\n| a |", "README.md:1:1: missing.py --report exited 2: "),
     ("<!-- table from: fake.py; table 3 -->\n| a |", "README.md:1:1: fake.py prints 2 table(s), not 3"),
 ])
 def test_readme_tables_bad_marker(tmp_path, capsys, line, message):
