@@ -45,7 +45,7 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_roots32_256", "martinez2003_table1_roots64_256",
                "martinez2003_table1_large_400us", "martinez2003_table1_root_payload64",
                "martinez2003_table1_roots32_32", "martinez2003_table1_best_root64",
-               "martinez2003_table1_best_root64_unif")
+               "martinez2003_table1_best_root64_unif", "martinez2003_table1_roots64_6link")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "

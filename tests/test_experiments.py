@@ -604,6 +604,38 @@ def test_martinez2003_table1_root_payload():
     assert mod.root_payload_table({}, {}, sw=2) == []
 
 
+BEST_ROOT_FILES = [("martinez2003_table1_best_root64", "Unif.", 10), ("martinez2003_table1_best_root64_unif", "Unif.", 10)]
+
+
+@pytest.mark.parametrize(("name", "base", "fabrics"), BEST_ROOT_FILES, ids=[n for n, _, _ in BEST_ROOT_FILES])
+def test_martinez2003_table1_best_root_experiments(name, base, fabrics):
+    """The columns under each fabric's best root: the experiments' roots are the roots best for deterministic
+    uniform 256-byte traffic in the committed every-root searches."""
+    from ibfabric.experiment import Experiment
+
+    mod = experiment_script("martinez2003_table1")
+    fs = mod.factors(json.loads(mod.RESULTS.read_text())["searches"])
+    exp = Experiment.from_file(ROOT / "experiments" / f"{name}.toml")
+    roots = {p["topo"]: p["root"] for p in exp.points(exclude=("load",))}
+    assert roots == mod.best_roots(fs, base, "256B", 64)
+    assert set(roots) == set(range(1, fabrics + 1))
+
+
+@pytest.mark.parametrize(("base", "fabrics"), [("Unif.", 10)])
+def test_martinez2003_table1_best_root_repeats_the_every_root_searches(base, fabrics):
+    """A column with 256 bytes under the best root, searched again by another experiment file, gives the every-root
+    searches' throughputs exactly (the same runs: the same seed and parameters)."""
+    mod = experiment_script("martinez2003_table1")
+    searches = json.loads(mod.RESULTS.read_text())["searches"]
+    best = mod.best_roots(mod.factors(searches), base, "256B", 64)
+    for measure in ("throughput", "saturation_load_low"):
+        fs = mod.factors(searches, measure)
+        again = {t: (d, a) for t, d, a in fs[(base + mod.BEST_ROOT, None, "256B", 64, mod.DEFAULT_WINDOW)]}
+        roots = mod.every_root(fs, base, "256B", 64)
+        assert len(again) == fabrics
+        assert again == {t: roots[t][best[t]] for t in again}
+
+
 def test_martinez2003_table1_best_root_table():
     mod = experiment_script("martinez2003_table1")
     key = lambda col: (col, None, "256B", 2, mod.DEFAULT_WINDOW)  # noqa: E731
@@ -695,6 +727,23 @@ def test_readme_tables_pick():
         mod.pick(out, mod.Marker(0, ("s",), table=3))
     with pytest.raises(mod.MarkerError, match=r"^README.md:1:1: no row w in table 1 of s$"):
         mod.pick(out, mod.Marker(0, ("s",), rows=("y", "w")))
+
+
+def test_readme_tables_finds_every_maximal_run_of_table_lines():
+    """tables(): the runs of lines starting "|" -- disjoint, maximal, covering exactly those lines."""
+    from hypothesis import given, strategies as st
+
+    mod = experiment_script("readme_tables")
+
+    @given(st.lists(st.sampled_from(["| a |", "|---|", "text", "", " | indented", "<!-- x -->"]), max_size=30))
+    def check(lines):
+        found = mod.tables(lines)
+        covered = [i for a, b in found for i in range(a, b)]
+        assert covered == [i for i, ln in enumerate(lines) if ln.startswith("|")]
+        for a, b in found:
+            assert a < b and (a == 0 or not lines[a - 1].startswith("|")) and (b == len(lines) or not lines[b].startswith("|"))
+
+    check()
 
 
 def test_readme_tables_prose_quoting_a_marker_is_not_one(tmp_path, capsys):
