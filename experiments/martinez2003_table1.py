@@ -449,8 +449,8 @@ def best_root_table(fs, fk, sw: int = 64) -> list[str]:
             continue
         got = {}
         for f, name in ((fk, "knee"), (fs, "largest")):
-            best = dict((t, (d, a)) for t, d, a in f[(col + BEST_ROOT, None, size, sw, DEFAULT_WINDOW)])
-            sw0 = dict((t, (d, a)) for t, d, a in f.get(_key(col, size, sw), []))
+            best = {t: (d, a) for t, d, a in f[(col + BEST_ROOT, None, size, sw, DEFAULT_WINDOW)]}
+            sw0 = {t: (d, a) for t, d, a in f.get(_key(col, size, sw), [])}
             got[name] = {t: (sw0[t], best[t]) for t in best if t in sw0}
         fabrics = sorted(set(got["knee"]) & set(got["largest"]))
         if not fabrics:

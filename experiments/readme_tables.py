@@ -127,7 +127,7 @@ def pick(output: Sequence[str], marker: Marker, name: str = "README.md") -> list
 
 def run_command(command: Sequence[str], root: Path) -> list[str]:
     """A marker's command run from ``root`` with this Python: its standard output's lines."""
-    proc = subprocess.run([sys.executable, *command], cwd=root, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, *command], cwd=root, capture_output=True, text=True, check=False)
     if proc.returncode:
         raise MarkerError(f"{shlex.join(command)} exited {proc.returncode}: "
                           f"{(proc.stderr.strip().splitlines() or ['no message'])[-1]}")

@@ -637,6 +637,8 @@ def test_martinez2003_table1_best_root_repeats_the_every_root_searches(base, fab
 
 
 def test_martinez2003_table1_best_root_table():
+    """A column under the best root beside the same fabrics under sw0 (a fabric without a sw0 search left out), and
+    how many fabrics lie in the paper's range each way."""
     mod = experiment_script("martinez2003_table1")
     key = lambda col: (col, None, "256B", 2, mod.DEFAULT_WINDOW)  # noqa: E731
     sw0 = [(1, 0.1, 0.4), (2, 0.1, 0.3)]
@@ -731,7 +733,8 @@ def test_readme_tables_pick():
 
 def test_readme_tables_finds_every_maximal_run_of_table_lines():
     """tables(): the runs of lines starting "|" -- disjoint, maximal, covering exactly those lines."""
-    from hypothesis import given, strategies as st
+    from hypothesis import given
+    from hypothesis import strategies as st
 
     mod = experiment_script("readme_tables")
 
