@@ -52,6 +52,7 @@ import sys
 import types
 from collections import Counter
 
+from ibfabric.measure import TRAFFIC_CLASSES
 from ibfabric.plugins.arbiters import IBAVLArbiter
 from ibfabric.plugins.manager import hookimpl
 
@@ -97,8 +98,8 @@ def ibfabric_register_vl_arbiters(register) -> None:
 plugin = types.SimpleNamespace(ibfabric_register_vl_arbiters=ibfabric_register_vl_arbiters)
 
 #: Packet classes (:data:`ibfabric.measure.TRAFFIC_CLASSES`): what a control packet's wait is spent behind.
-CLASS_NAMES = {0: "best effort", 1: "cbr", 2: "real time", 3: "control"}
-CONTROL = 3
+CLASS_NAMES = {i: name.replace("_", " ") for i, name in enumerate(TRAFFIC_CLASSES)}
+CONTROL = TRAFFIC_CLASSES.index("control")
 #: Control packets' waits (``--control``), summed over the control packets created in the window:
 #: ``packets``; per place (``source``: the source HCA's port, ``switch``: the switches' output ports) the
 #: wait from ready (created at the source, routed at a switch) to its first bit on the link, and the part of
