@@ -37,6 +37,7 @@ arrival mode.
     python experiments/omnetpp_ib.py --only main       # the comparison alone (50 runs)
     python experiments/omnetpp_ib.py --quick           # a smoke test: 2 loads, 1 seed, 50 us (saved only with --out)
     python experiments/omnetpp_ib.py --report          # the tables of experiments/results/omnetpp_ib.json
+    python experiments/omnetpp_ib.py --report --readme # the same runs as experiments/README.md's tables
 
 Finished runs are kept in the results file and not run again (``--fresh``
 runs everything again).
@@ -101,6 +102,25 @@ VARIANTS: dict[str, tuple[str, dict[str, str | None], str | None]] = {
                         "(offers less than the nominal load)", {}, "min-gap-nominal"),
 }
 VARIANT_LOADS = (0.1, 0.5, 0.9)
+#: The variants of experiments/README.md's table, in its order, by their label there (``--report --readme``;
+#: ``{accepted}`` is the variant's accepted load at ``{load}``, the highest).
+README_VARIANTS = {
+    "config": "`config` (wrr, 4,992 B)",
+    "fifo": "`fifo` arbiter",
+    "obuf-1280": "output FIFO 1,280 B (`switch8.ini`'s 5 flits)",
+    "fifo-obuf-1280": "`fifo`, 1,280 B",
+    "obuf-1792": "1,792 B (7 packets)",
+    "obuf-2560": "2,560 B (10 packets)",
+    "obuf-64k": "64 KiB (never full)",
+    "no-obuf": "no output buffer",
+    "fifo-no-obuf": "`fifo`, no output buffer",
+    "speedup-1000": "`crossbarSpeedup` 1000 (an input never busy)",
+    "constant": "constant arrivals",
+    "min-gap": "Poisson, gaps at least one packet time (64 ns), scaled to the load",
+    "min-gap-nominal": "the same, mean gap 64 ns / load (the model's app: offers {accepted:.3f} at \"{load}\")",
+    "fixed-25ns": "`fixed-25ns`: 24.9 ns more on every path (each wire 12.45 ns longer); **not in the model's code** "
+                  "(below)",
+}
 VARIANT_REPS = 5
 VARIANT_WINDOW = "2ms"
 
@@ -381,6 +401,89 @@ def report(res: dict) -> str:
     return "\n".join(out)
 
 
+def readme_tables(res: dict) -> str:
+    """The three tables of experiments/README.md's omnetpp_ib section, from the same runs as :func:`report`: the
+    comparison (the longest window beside the shortest's p99; differences to the model of 5.0 % or more, as
+    printed, in bold),
+    the variants (latency mean / p99 at each load, the network latency at the highest) and the latency
+    definitions at the loads the model has figures for."""
+    runs = res["runs"]
+    loads = sorted({r["load"] for r in runs.values() if r["variant"] == "config"})
+    windows = sorted({r["window"] for r in runs.values() if r["variant"] == "config"}, key=_ns)
+    if not loads:
+        return ""
+    long, short = windows[-1], windows[0]
+
+    def row(cells) -> str:
+        return ("| " + " | ".join(cells) + " |").replace("|  |", "| |")
+
+    def spaced(window: str) -> str:  # "5ms" -> "5 ms"
+        return window.rstrip("mnsu") + " " + window[len(window.rstrip("mnsu")):]
+
+    def cell(a, ref: float | None, bold: bool, spread: bool = True) -> str:
+        txt = _fmt(a, spread)
+        if ref and a is not None:
+            pct = _pct(a[0], ref)
+            txt += f" **{pct}**" if bold and abs(round(100 * (a[0] - ref) / ref, 1)) >= 5.0 else f" {pct}"
+        return txt
+
+    lw, sw = spaced(long), spaced(short)
+    out = [f"| load | model mean / p99 | latency mean, {lw} | p99, {lw} | p99, {sw} | network mean, {lw} "
+           f"| network p99, {lw} |", "|---|---|---|---|---|---|---|"]
+    for load in loads:
+        rs, rs_short = _select(res, "config", load, long), _select(res, "config", load, short)
+        if not rs:
+            continue
+        m = MODEL.get(load) or (None, None)
+        ref = f"{m[0]:,.0f} / {m[1]:,.0f}" if m[0] else ""
+        p99_short = cell(_agg(rs_short, "latency", "p99"), m[1], False) if rs_short else "-"
+        out.append(row([str(load), ref, cell(_agg(rs, "latency", "mean"), m[0], True),
+                        cell(_agg(rs, "latency", "p99"), m[1], True), p99_short,
+                        cell(_agg(rs, "network", "mean"), m[0], False, spread=False),
+                        cell(_agg(rs, "network", "p99"), m[1], False, spread=False)]))
+    out.append("")
+    others = [r for r in runs.values() if r["variant"] != "config"]
+    if others:
+        vloads = sorted({r["load"] for r in others})
+        vwin = max({r["window"] for r in others}, key=_ns)
+        vreps = 1 + max(r["repetition"] for r in others)
+        top = vloads[-1]
+
+        def two(rs, field: str) -> str:
+            return f"{_agg(rs, field, 'mean')[0]:,.0f} / {_agg(rs, field, 'p99')[0]:,.0f}" if rs else "-"
+
+        out.append("| variant | " + " | ".join(str(v) for v in vloads) + f" | network at {top} "
+                   f"| p99 at {top} against `config` (latency, network) |")
+        out.append("|---|" + "---|" * len(vloads) + "---|---|")
+        base = float(np.mean([r["accepted_load"] for r in _select(res, "config", top, vwin, vreps)] or [0.0]))
+        for v, label in README_VARIANTS.items():
+            cells = [two(_select(res, v, load, vwin, vreps), "latency") for load in vloads]
+            if all(c == "-" for c in cells):
+                continue
+            at_top = _select(res, v, top, vwin, vreps)
+            accepted = float(np.mean([r["accepted_load"] for r in at_top])) if at_top else 0.0
+            # paired by seed only where the variant carries config's load (within 1 %)
+            paired = _paired(res, v, top, vwin, vreps) if abs(accepted - base) <= 0.01 * base else "-"
+            out.append(row([label.format(accepted=accepted, load=top), *cells, two(at_top, "network"),
+                            "" if paired == "-" else paired]))
+        out.append("")
+    out.append("| load | model | latency | network | network - 64 ns | model's definition, HCA FIFO of "
+               f"{HCA_OBUF[0]} flits | of {HCA_OBUF[1]} flits | source queue alone |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for load in loads:
+        rs = _select(res, "config", load, long)
+        m = MODEL.get(load)
+        if not rs or not m:
+            continue
+
+        def pair(field: str, shift: float = 0.0) -> str:
+            return f"{_agg(rs, field, 'mean')[0] - shift:,.0f} / {_agg(rs, field, 'p99')[0] - shift:,.0f}"
+
+        out.append(row([str(load), f"{m[0]:,.0f} / {m[1]:,.0f}", pair("latency"), pair("network"), pair("network", 64.0),
+                        pair(f"model_def_{HCA_OBUF[0]}"), pair(f"model_def_{HCA_OBUF[1]}"), pair("source_wait")]))
+    return "\n".join(out)
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -392,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a smoke test: loads 0.1 and 0.9, one seed, 50 us")
     ap.add_argument("--fresh", action="store_true", help="run everything again (do not reuse the results file's runs)")
     ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
+    ap.add_argument("--readme", action="store_true", help="with --report: the tables as experiments/README.md lays "
+                    "them out (python experiments/readme_tables.py checks them there)")
     args = ap.parse_args(argv)
     if args.out is None and not args.quick:
         args.out = RESULTS
@@ -404,8 +509,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         if not res["runs"]:
             ap.error(f"no runs in {args.out}")
-        print(report(res))
+        print(readme_tables(res) if args.readme else report(res))
         return 0
+    if args.readme:
+        ap.error("--readme goes with --report")
     from ibfabric.results import to_json, write_atomic
 
     todo = [(v, s) for v, s in plan(args.only, args.quick) if key(v, s) not in res["runs"]]

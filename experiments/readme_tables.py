@@ -7,7 +7,8 @@ root with this Python) and, optionally, which of its output's tables and which r
     <!-- table from: experiments/martinez2003_table1.py --report --only stable; rows Unif. -->
 
 ``table N`` picks the command's N-th markdown table (default 1); ``rows A, B`` keeps its header and the
-rows whose first cell is A or B, in the output's order.  The marker is an HTML comment, so the rendered
+rows whose first cell is A or B, in the output's order.  A marker indented (a table inside a list item) has
+its table indented alike.  The marker is an HTML comment, so the rendered
 README does not show it.  Without ``--write`` the script compares each table with its command's and
 exits 1 if any differs (tests/test_experiments.py runs that check, so a README table cannot drift from
 the committed results it quotes); ``--write`` replaces the differing tables (atomically, the rest of the
@@ -49,15 +50,18 @@ class Marker:
     command: tuple[str, ...]
     table: int = 1
     rows: tuple[str, ...] | None = None
+    #: the marker's indentation, which its table's lines share
+    indent: str = ""
 
 
-def tables(lines: Sequence[str]) -> list[tuple[int, int]]:
-    """The markdown tables of ``lines``: (first line, line after the last) of each run of lines starting "|"."""
-    out, i = [], 0
+def tables(lines: Sequence[str], indent: str = "") -> list[tuple[int, int]]:
+    """The markdown tables of ``lines``: (first line, line after the last) of each run of lines starting
+    ``indent + "|"``."""
+    out, i, start = [], 0, indent + "|"
     while i < len(lines):
-        if lines[i].startswith("|"):
+        if lines[i].startswith(start):
             j = i
-            while j < len(lines) and lines[j].startswith("|"):
+            while j < len(lines) and lines[j].startswith(start):
                 j += 1
             out.append((i, j))
             i = j
@@ -101,9 +105,11 @@ def markers(lines: Sequence[str], name: str = "README.md") -> list[Marker]:
                 rows = tuple(v.strip() for v in value.split(","))
             else:
                 raise MarkerError(f"{name}:{i + 1}:{pcol}: {part!r}: expected 'table N' (N from 1) or 'rows A, B'")
-        if i + 1 >= len(lines) or not lines[i + 1].startswith("|"):
-            raise MarkerError(f"{name}:{i + 2}:1: the table of the marker on line {i + 1} must start on the next line")
-        out.append(Marker(i, command, table, rows))
+        indent = text[:col - 1]
+        if i + 1 >= len(lines) or not lines[i + 1].startswith(indent + "|"):
+            raise MarkerError(f"{name}:{i + 2}:{col}: the table of the marker on line {i + 1} must start on the next "
+                              "line, indented as the marker")
+        out.append(Marker(i, command, table, rows, indent))
     return out
 
 
@@ -145,8 +151,8 @@ def regenerate(lines: Sequence[str], run: Callable[[Sequence[str]], list[str]],
                 cache[marker.command] = run(marker.command)
             except MarkerError as exc:
                 raise MarkerError(f"{name}:{marker.line + 1}:1: {exc}") from None
-        new = pick(cache[marker.command], marker, name)
-        a, b = next((a, b) for a, b in tables(lines) if a == marker.line + 1)
+        new = [marker.indent + r for r in pick(cache[marker.command], marker, name)]
+        a, b = next((a, b) for a, b in tables(lines, marker.indent) if a == marker.line + 1)
         if list(lines[a:b]) != new:
             changed.append((marker, list(lines[a:b]), new))
             out[a:b] = new

@@ -57,6 +57,37 @@ def test_omnetpp_ib_quick(tmp_path):
     assert "The comparison" in proc.stdout and "947 / 2,397" in proc.stdout
 
 
+def test_omnetpp_ib_readme_tables():
+    """--report --readme: the comparison (differences of 5.0 % or more as rounded in bold), the variants (paired by seed
+    only where a variant carries config's load) and the latency definitions at the model's loads."""
+    mod = experiment_script("omnetpp_ib")
+
+    def stats(mean, p99):
+        return {"mean": mean, "p99": p99}
+
+    def run(variant, load, window, rep, mean, p99, accepted):
+        return {"variant": variant, "load": load, "window": window, "repetition": rep, "accepted_load": accepted,
+                "latency": stats(mean, p99), "network": stats(mean - 10, p99 - 10), "source_wait": stats(4, 60),
+                "model_def_2": stats(mean - 60, p99 - 60), "model_def_5": stats(mean - 50, p99 - 50), "wall_s": 1.0}
+
+    runs = [run("config", 0.1, w, r, 370.4 + r, 447.0, 0.1) for w in ("2ms", "5ms") for r in (0, 1)]
+    runs += [run("config", 0.3, "5ms", 0, 390.0, 529.0, 0.3)]
+    runs += [run("fifo", 0.1, "2ms", r, 371.0, 450.0 + 2 * r, 0.1) for r in (0, 1)]
+    runs += [run("min-gap-nominal", 0.1, "2ms", r, 367.0, 424.0, 0.08) for r in (0, 1)]
+    text = mod.readme_tables({"runs": {str(i): r for i, r in enumerate(runs)}})
+    comparison, variants, definitions = (t.split("\n") for t in text.split("\n\n"))
+    assert comparison[0].startswith("| load | model mean / p99 | latency mean, 5 ms | p99, 5 ms | p99, 2 ms |")
+    # mean 370.9 against 390: -4.9 % (plain); p99 447 against 471: -5.1 % (bold)
+    assert comparison[2] == ("| 0.1 | 390 / 471 | 371 (370-371) -4.9 % | 447 (447-447) **-5.1 %** | 447 (447-447) -5.1 % "
+                             "| 361 -7.5 % | 437 -7.2 % |")
+    assert comparison[3] == "| 0.3 | | 390 (390-390) | 529 (529-529) | - | 380 | 519 |"
+    assert variants[2] == "| `config` (wrr, 4,992 B) | 371 / 447 | 361 / 437 | |"
+    assert variants[3] == "| `fifo` arbiter | 371 / 451 | 361 / 441 | +4 (+3..+5), +4 (+3..+5) |"
+    assert variants[4] == ("| the same, mean gap 64 ns / load (the model's app: offers 0.080 at \"0.1\") | 367 / 424 "
+                           "| 357 / 414 | |")
+    assert definitions[2:] == ["| 0.1 | 390 / 471 | 371 / 447 | 361 / 437 | 297 / 373 | 311 / 387 | 321 / 397 | 4 / 60 |"]
+
+
 def test_omnetpp_ib_port_overflows_by_the_models_rules(tmp_path):
     """experiments/omnetpp_ib_port.py: a 5-flit FIFO overflows at 0.9 when VSWDelay follows the grant, never when
     the pipeline counts against its room (issue 31)."""
@@ -719,6 +750,17 @@ def test_readme_tables_rewrite_only_what_differs(tmp_path, capsys):
     assert readme_tables_main(readme) == 0
 
 
+def test_readme_tables_indented_table_in_a_list_item(tmp_path, capsys):
+    """A marker indented inside a list item: its table is found, compared and rewritten with the same indentation."""
+    body = "- item\n\n  <!-- table from: fake.py p; table 2 -->\n  | c |\n  |---|\n  | old |\n\nend\n"
+    readme = fake_readme(tmp_path, body)
+    assert readme_tables_main(readme) == 1
+    assert "-  | old |" in capsys.readouterr().out
+    assert readme_tables_main(readme, "--write") == 0
+    assert readme.read_text() == body.replace("  | old |", "  | p |")
+    assert readme_tables_main(readme) == 0
+
+
 def test_readme_tables_pick():
     mod = experiment_script("readme_tables")
     out = ["x", "| a | b |", "|---|---|", "| x | 1 |", "| y | 2 |", "", "| c |", "|---|", "| z |"]
@@ -762,6 +804,8 @@ def test_readme_tables_prose_quoting_a_marker_is_not_one(tmp_path, capsys):
     ("<!-- table from:  ; table 2 -->", "README.md:1:18: the marker names no command"),
     ("  <!-- table from: fake.py 'open -->", "README.md:1:20: No closing quotation"),
     ("<!-- table from: fake.py -->\n\n| a |", "README.md:2:1: the table of the marker on line 1 must start on the next line"),
+    ("  <!-- table from: fake.py -->\n| a |", "README.md:2:3: the table of the marker on line 1 must start on the next "
+     "line, indented as the marker"),
     ("<!-- table from: missing.py --report -->\n| a |", "README.md:1:1: missing.py --report exited 2: "),
     ("<!-- table from: fake.py; table 3 -->\n| a |", "README.md:1:1: fake.py prints 2 table(s), not 3"),
 ])
