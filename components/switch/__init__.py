@@ -59,7 +59,7 @@ from ..packet import CREDIT_BYTES
 from ..routing.tables import NO_PORT
 from .inbuf import InputBuffer, SplitBuffer, VoqPool
 from .plan import Plan, check
-from .rx import SwitchRx
+from .rx import RoutingUnits, SwitchRx
 from .tx import SwitchTx
 
 __all__ = ["Switch", "SwitchRx", "SwitchTx", "DROP_VL"]
@@ -109,6 +109,9 @@ class Switch(IBNode):
             if v < 0:
                 raise ConfigError(f"{self.path}: '{name}' must be >= 0 (got {v}ns)")
         self.route_delay = shared(self.routing_delay + self.arbitration_delay)
+        units = self.int_param("routingUnits", 0, 255)
+        #: the lookups shared by the inputs (``routingUnits`` > 0), or None: each input port does its own
+        self.routing_units = RoutingUnits(units, self.route_delay) if units and self.route_delay > 0 else None
         self.speedup = float(p["crossbarSpeedup"])
         if not self.speedup > 0:
             raise ConfigError(f"{self.path}: 'crossbarSpeedup' must be > 0 (got {self.speedup})")

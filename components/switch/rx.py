@@ -10,7 +10,11 @@ multicast copy set (:mod:`~ibfabric.components.switch.multicast`, for a DLID pas
 table).  The packet is then stored in the input buffer organisation of its
 VL (:mod:`~ibfabric.components.switch.inbuf`), which offers it to its route target once it heads its
 read point; it may cross ``routingDelay + arbitrationDelay`` after
-``head_at`` (``ready_at``).
+``head_at`` (``ready_at``).  With ``routingUnits`` = *n* > 0 the switch
+makes *n* lookups at a time for all its inputs (:class:`RoutingUnits`), as
+the switch models with one routing control unit do: a header waits for a
+free unit, and the packet may cross ``routingDelay + arbitrationDelay``
+after its lookup began.
 
 VL15 (subnet management) has its own small input buffer, uses no credits
 and goes before every data VL; a VL15 packet that finds that buffer full is
@@ -25,7 +29,7 @@ from ..port import return_credits
 from ..routing.tables import NO_PORT
 from .inbuf import Vl15Buffer
 
-__all__ = ["SwitchRx", "OPTIONS", "BY_SLID", "NO_ROUTE"]
+__all__ = ["SwitchRx", "RoutingUnits", "OPTIONS", "BY_SLID", "NO_ROUTE"]
 
 _LOCAL = (0, None, None)
 #: the route of a DLID without one
@@ -71,6 +75,9 @@ class SwitchRx:
         # which on a large fabric would be one more cold cache line per hop.
         if not getattr(node.dropper, "passive", False):
             self.receive = self._receive_checked
+        if node.routing_units is not None:  # lookups shared by the switch's inputs: wait for one first
+            self._looked_up = self.receive
+            self.receive = self._receive_after_unit
 
     @property
     def routes(self) -> list[tuple] | None:
@@ -161,6 +168,13 @@ class SwitchRx:
             return
         self._receive(p, now)
 
+    def _receive_after_unit(self, p, now: float) -> None:
+        """``receive`` with lookups shared by the switch's inputs: book a routing unit for *p*'s header, then
+        route and store it as the input would (``route_delay`` is this packet's: the wait for the unit and
+        the lookup)."""
+        self.route_delay = self.node.routing_units.book(p.head_at, now) - p.head_at
+        self._looked_up(p, now)
+
     # ------------------------------------------------------------ cold
 
     def _resolve(self, p, port: int, sl2vl, now: float):
@@ -244,3 +258,51 @@ class SwitchRx:
         """The buffers of this input: each data VL's organisation, then VL15."""
         yield from self.bufs
         yield self.vl15
+
+
+class RoutingUnits:
+    """The forwarding-table lookups of a switch shared by its inputs (``routingUnits`` = *n* > 0).
+
+    Each of the *n* units serves one header at a time for ``span`` ns (``routingDelay + arbitrationDelay``).  A
+    header is booked when its packet is put on the link to the switch, ahead of its arrival: it takes the unit
+    that is free soonest for ``span`` ns from its arrival on, filling an idle gap between earlier bookings where
+    one is long enough.  On links of equal delay headers arrive in the order they are booked, so they are served
+    in the order of arrival, each unit without idling while a header waits.
+    """
+
+    __slots__ = ("units", "span")
+
+    def __init__(self, n: int, span: float):
+        if n < 1 or not span > 0:
+            raise ValueError(f"RoutingUnits needs n >= 1 and span > 0 (got {n}, {span})")
+        #: per unit, its bookings ``(start, end)`` in time order, those over before the last call dropped
+        self.units: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+        self.span = span
+
+    def book(self, head: float, now: float) -> float:
+        """Book a lookup for a header arriving at *head* (booked at *now* <= *head*: no later call books one
+        arriving before *now*); returns the time it ends."""
+        span = self.span
+        best = -1.0
+        where = None
+        for cal in self.units:
+            k = 0
+            n = len(cal)
+            while k < n and cal[k][1] <= now:
+                k += 1
+            if k:
+                del cal[:k]
+            t = head
+            i = 0
+            for s, e in cal:
+                if t + span <= s:
+                    break
+                if e > t:
+                    t = e
+                i += 1
+            if where is None or t < best:
+                best, where, at = t, cal, i
+                if t == head:
+                    break
+        where.insert(at, (best, best + span))
+        return best + span

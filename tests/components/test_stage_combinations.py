@@ -3,10 +3,11 @@
 Hypothesis draws a small fabric (a random irregular one, or the fixed star and two-switch fabrics for
 the multicast engines), a combination of switch stages -- input organisation (FIFO, virtual output
 queues, adaptive + escape split), route (one port, routing options chosen at lookup or arbitration,
-Kim's SLID multipath, multicast copy sets with each replication engine), crossbar (FIFO or weighted
-round robin, with speedup), output side (straight to the link or output VL buffers), watchers (an HLL
-dropper that drops), 1 or 2 data VLs with traffic on several SLs, congestion control on or off -- and
-failures and restores of links and nodes at random times.  Each case runs with the data path's audits on (``check=True``:
+Kim's SLID multipath, multicast copy sets with each replication engine), lookups (one per input port,
+or one or two routing units shared by the switch), crossbar (FIFO or weighted round robin, with
+speedup), output side (straight to the link or output VL buffers), watchers (an HLL dropper that
+drops), 1 or 2 data VLs with traffic on several SLs, congestion control on or off -- and failures and
+restores of links and nodes at random times.  Each case runs with the data path's audits on (``check=True``:
 the credit invariant at every transmission, no port asleep while it could send) and must
 
 - conserve packets: injected + multicast copies == delivered + dropped + in flight;
@@ -253,6 +254,7 @@ def cases(draw, route: str) -> Case:
         "**.outputBufferSize": f"{draw(st.sampled_from([0, 0, 320, 640, 1024]))}B",
         "**.crossbarArbiter": xbar,
         "**.crossbarSpeedup": draw(st.sampled_from(["1", "1.25", "2"])),
+        "**.routingUnits": draw(st.sampled_from(["0", "0", "1", "2"])),
     })
     if xbar == "wrr" and draw(st.booleans()):
         ov["**.crossbarWeights"] = f"{fabric.common_port()}:3"
