@@ -45,7 +45,9 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_roots32_256", "martinez2003_table1_roots64_256",
                "martinez2003_table1_large_400us", "martinez2003_table1_root_payload64",
                "martinez2003_table1_roots32_32", "martinez2003_table1_best_root64",
-               "martinez2003_table1_best_root64_unif", "martinez2003_table1_roots64_6link")
+               "martinez2003_table1_best_root64_unif", "martinez2003_table1_roots64_6link",
+               "martinez2003_table1_best_root64_6link", "martinez2003_table1_router",
+               "martinez2003_table1_router_large")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "
@@ -53,11 +55,13 @@ ROOT_BASES = ("Unif.", "BR", "2/6")
 #: Uniform traffic with 256 bytes of payload under each fabric's root best for deterministic traffic (the root and
 #: the payload reading together: martinez2003_table1_root_payload64.toml).
 ROOT_PAYLOAD = "Unif., payload, best root"
-#: The columns searched under each fabric's root best for deterministic uniform traffic with 256-byte packets
-#: (the every-root searches): "<column>, under the best root" (martinez2003_table1_best_root64*.toml).
+#: The columns searched under each fabric's root best for deterministic traffic with 256-byte packets (the every-root
+#: searches: uniform 2/4, and 2/6 on the 6-link fabrics): "<column>, under the best root"
+#: (martinez2003_table1_best_root64*.toml).
 BEST_ROOT = ", under the best root"
 #: Uniform traffic, MR/LS 2/4, with one choice the paper leaves open changed (the experiments name the column).
-VARIANTS = ("Unif., payload", "Unif., random selection", "Unif., adaptive first", "Unif., central root")
+VARIANTS = ("Unif., payload", "Unif., random selection", "Unif., adaptive first", "Unif., central root",
+            "Unif., one routing unit")
 #: The column of the experiments that do not name theirs (uniform traffic, MR/LS 2/4, unless said here).
 EXPERIMENT_COLUMN = {"martinez2003_table1_br": "BR", "martinez2003_table1_nobuf": NOBUF}
 #: The window of the experiment files without a ``time`` variable.
@@ -363,6 +367,45 @@ def whole_table(fs, fk, fabrics: int = 10) -> list[str]:
     return out
 
 
+def sizes_table(fk, fabrics: int = 10) -> list[str]:
+    """How the factor changes from 32- to 256-byte packets: the average factor at the saturation point with 256 bytes
+    over that with 32 bytes, the paper's beside ours under root sw0 (Table 1 whole's windows, the fabrics with both
+    sizes), under each fabric's best root (the same root for both sizes, where both were searched) and, where every
+    switch was the root with both sizes, that ratio root by root: its smallest, median and largest over all fabrics
+    and roots, and the average over the fabrics of each fabric's smallest."""
+    out = ["| column | switches | paper: 256B / 32B | ours, root sw0: fabrics | 256B / 32B "
+           "| ours, best root: fabrics | 256B / 32B | every root: fabrics | root by root: min / median / max "
+           "| each fabric's smallest, avg |", "|---" * 10 + "|"]
+
+    def ratio(k32, k256) -> tuple[int, float] | None:
+        a = {t: x / d for t, d, x in fk.get(k32, ())}
+        b = {t: x / d for t, d, x in fk.get(k256, ())}
+        both = sorted(set(a) & set(b))
+        return (len(both), _mean(b[t] for t in both) / _mean(a[t] for t in both)) if both else None
+
+    for col in COLUMNS:
+        for sw in (8, 16, 32, 64):
+            p32, p256 = _paper(col, sw, "32B")[2], _paper(col, sw, "256B")[2]
+            keys = [(_key(col, "32B", sw, w), _key(col, "256B", sw, w)) for w in (STABLE_WINDOW, DEFAULT_WINDOW)]
+            k = next((k for k in keys if len(fk.get(k[0], ())) >= fabrics and len(fk.get(k[1], ())) >= fabrics), None)
+            if p32 is None or k is None:
+                continue
+            sw0 = ratio(*k)
+            best = ratio(*((col + BEST_ROOT, None, z, sw, DEFAULT_WINDOW) for z in ("32B", "256B")))
+            cells = [f"{best[0]}", f"**{best[1]:.2f}**"] if best else ["-", "-"]
+            r32, r256 = every_root(fk, col, "32B", sw), every_root(fk, col, "256B", sw)
+            per = {t: [(r256[t][k][1] / r256[t][k][0]) / (r32[t][k][1] / r32[t][k][0]) for k in r32[t] if k in r256[t]]
+                   for t in sorted(set(r32) & set(r256))}
+            flat = sorted(x for v in per.values() for x in v)
+            if flat:
+                mid = (flat[(len(flat) - 1) // 2] + flat[len(flat) // 2]) / 2
+                cells += [f"{len(per)}", f"{flat[0]:.2f} / {mid:.2f} / {flat[-1]:.2f}", f"{_mean(min(v) for v in per.values()):.2f}"]
+            else:
+                cells += ["-", "-", "-"]
+            out.append(f"| {col} | {sw} | **{p256 / p32:.2f}** | {sw0[0]} | **{sw0[1]:.2f}** | {' | '.join(cells)} |")
+    return out if len(out) > 2 else []
+
+
 def every_root(fs, base: str, size: str, sw: int) -> dict[int, dict[str, tuple[float, float]]]:
     """fabric -> root -> (deterministic, adaptive) of column *base* on the fabrics searched under every root."""
     per: dict[int, dict[str, tuple[float, float]]] = {}
@@ -438,8 +481,8 @@ def roots_table(fs, what: str = "throughput") -> list[str]:
 
 
 def best_root_table(fs, fk, sw: int = 64) -> list[str]:
-    """Table 1's columns searched under each fabric's root best for deterministic uniform 256-byte traffic
-    (``<column>, under the best root``) beside the same fabrics under root sw0 and the paper's cell: the factor at the
+    """Table 1's columns searched under each fabric's root best for deterministic 256-byte traffic (uniform 2/4 on the
+    4-link fabrics, 2/6 on the 6-link ones; ``<column>, under the best root``) beside the same fabrics under root sw0 and the paper's cell: the factor at the
     saturation point and at the largest accepted load, and how many fabrics lie in the paper's range."""
     out = ["| column | size | switches | fabrics | at the saturation point: sw0 / **best root** "
            "| best root: min / max | largest accepted: sw0 / best root | paper: min / max / **avg** "
@@ -475,7 +518,7 @@ NUMBERINGS = "martinez2003_table1_br"
 
 #: The report's tables, by the name ``--only`` selects them with.
 SECTIONS = ("uniform", "nobuf", "columns", "variants", "roots", "window", "stable", "numberings", "knee",
-            "knee-stable", "whole", "roots-knee", "root-payload", "best-root", "numberings-knee", "fig3", "runs")
+            "knee-stable", "whole", "roots-knee", "root-payload", "best-root", "sizes", "numberings-knee", "fig3", "runs")
 
 
 def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
@@ -515,9 +558,11 @@ def report(res: dict[str, Any], only: Collection[str] = SECTIONS) -> str:
                        lambda: roots_table(fk, "saturation load")) if any(ROOT_COLUMN in k[0] for k in fk) else None,
         "root-payload": ("The root and the payload reading together (uniform 2/4, 256 bytes, 64 switches)",
                          lambda: root_payload_table(fs, fk)) if any(k[0] == ROOT_PAYLOAD for k in fs) else None,
-        "best-root": ("The other columns under each fabric's root best for deterministic uniform 256-byte traffic "
-                      "(64 switches)", lambda: best_root_table(fs, fk))
+        "best-root": ("The columns under each fabric's root best for deterministic 256-byte traffic (uniform 2/4; "
+                      "2/6 on the 6-link fabrics), 64 switches", lambda: best_root_table(fs, fk))
         if any(k[0].removesuffix(BEST_ROOT) in COLUMNS and k[0].endswith(BEST_ROOT) for k in fs) else None,
+        "sizes": ("The factor with 256-byte packets over the factor with 32-byte ones (at the saturation point)",
+                  lambda: sizes_table(fk)) if any(len(v) >= 10 for v in fk.values()) else None,
         "numberings-knee": ("Bit-reversal under three host numberings at the saturation point (32-byte packets)",
                             lambda: numbering_table(fk_br, "saturation load")) if fk_br else None,
         "fig3": ("Fig. 3's saturation points in the paper's unit (fabric 1, 32-byte packets)", lambda: fig3_table(fs)),

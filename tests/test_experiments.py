@@ -635,13 +635,15 @@ def test_martinez2003_table1_root_payload():
     assert mod.root_payload_table({}, {}, sw=2) == []
 
 
-BEST_ROOT_FILES = [("martinez2003_table1_best_root64", "Unif.", 10), ("martinez2003_table1_best_root64_unif", "Unif.", 10)]
+BEST_ROOT_FILES = [("martinez2003_table1_best_root64", "Unif.", 10), ("martinez2003_table1_best_root64_unif", "Unif.", 10),
+                   ("martinez2003_table1_best_root64_6link", "2/6", 3)]
 
 
 @pytest.mark.parametrize(("name", "base", "fabrics"), BEST_ROOT_FILES, ids=[n for n, _, _ in BEST_ROOT_FILES])
 def test_martinez2003_table1_best_root_experiments(name, base, fabrics):
     """The columns under each fabric's best root: the experiments' roots are the roots best for deterministic
-    uniform 256-byte traffic in the committed every-root searches."""
+    256-byte traffic of their base column (uniform 2/4; 2/6 on the 6-link fabrics) in the committed every-root
+    searches."""
     from ibfabric.experiment import Experiment
 
     mod = experiment_script("martinez2003_table1")
@@ -652,7 +654,7 @@ def test_martinez2003_table1_best_root_experiments(name, base, fabrics):
     assert set(roots) == set(range(1, fabrics + 1))
 
 
-@pytest.mark.parametrize(("base", "fabrics"), [("Unif.", 10)])
+@pytest.mark.parametrize(("base", "fabrics"), [("Unif.", 10), ("2/6", 3)])
 def test_martinez2003_table1_best_root_repeats_the_every_root_searches(base, fabrics):
     """A column with 256 bytes under the best root, searched again by another experiment file, gives the every-root
     searches' throughputs exactly (the same runs: the same seed and parameters)."""
@@ -682,6 +684,24 @@ def test_martinez2003_table1_best_root_table():
     # fabrics 1-2 (3 has no sw0 search): sw0 4.0 and 3.0, best root 2.5 and 2.0
     assert rows[2:] == ["| 3/4 | 256B | 2 | 2 | 3.50 / **2.25** | 2.00 / 2.50 | 3.50 / 2.25 | 2.00 / 2.50 / **2.20** | 0 / 2 |"]
     assert mod.best_root_table({}, {}, sw=2) == []
+
+
+def test_martinez2003_table1_sizes_table():
+    """The factor with 256 bytes over that with 32 bytes: the paper's, ours under sw0, under the best root, and root by
+    root where every switch was the root with both sizes."""
+    mod = experiment_script("martinez2003_table1")
+    w = mod.DEFAULT_WINDOW
+    fk = {("Unif.", "consecutive", "32B", 8, w): [(t, 0.1, 0.2) for t in range(1, 11)],   # factor 2.0
+          ("Unif.", "consecutive", "256B", 8, w): [(t, 0.1, 0.15) for t in range(1, 11)],  # factor 1.5
+          ("Unif." + mod.BEST_ROOT, None, "32B", 8, w): [(1, 0.1, 0.2), (2, 0.1, 0.2)],
+          ("Unif." + mod.BEST_ROOT, None, "256B", 8, w): [(1, 0.1, 0.2), (2, 0.1, 0.1)]}   # 2.0 and 1.0 over 2.0
+    for k, ratio in enumerate((1.0, 1.0, 1.1, 1.1, 1.3, 1.3, 1.4, 1.4)):  # fabric 1 under every root
+        fk[("Unif., root sw%d" % k, None, "32B", 8, w)] = [(1, 0.1, 0.2)]
+        fk[("Unif., root sw%d" % k, None, "256B", 8, w)] = [(1, 0.1, 0.2 * ratio)]
+    rows = mod.sizes_table(fk)
+    # paper 1.37 / 1.50; ours 0.75; best root (2.0 + 1.0) / 2 over 2.0; every root 1.0 .. 1.4, median 1.2
+    assert rows[2:] == ["| Unif. | 8 | **0.91** | 10 | **0.75** | 2 | **0.75** | 1 | 1.00 / 1.20 / 1.40 | 1.00 |"]
+    assert mod.sizes_table({}) == []
 
 
 def test_martinez2003_table1_window_table():
@@ -728,10 +748,11 @@ def readme_tables_main(readme, *args):
 
 def test_readme_tables_match_their_commands(capsys):
     """Every table of experiments/README.md under a '<!-- table from: ... -->' marker is what its command prints
-    from the committed results (Martínez Tables 1-2, Alfaro, congestion control): none hand-edited or stale."""
+    from the committed results (Martínez Tables 1-2, Alfaro, congestion control, omnetpp_ib): none hand-edited or
+    stale."""
     mod = experiment_script("readme_tables")
     lines = (ROOT / "experiments" / "README.md").read_text().split("\n")
-    assert len(mod.markers(lines)) >= 29
+    assert len(mod.markers(lines)) >= 33
     assert mod.main([]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out == ""
 
