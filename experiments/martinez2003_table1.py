@@ -10,8 +10,9 @@ simulation time of their runs (an experiment found under ``results/``
 replaces its own rows; the others' rows in the JSON are kept), and prints the tables of
 ``experiments/README.md``: the factor of throughput increase (100 %
 adaptive over 100 % deterministic, fabric by fabric) beside the paper's,
-the window check, bit-reversal under three host numberings, and Fig. 3's
-saturation points in the paper's unit.
+the window check, bit-reversal under three host numberings, the up*/down*
+root and the other readings the paper leaves open, how the factor changes
+with the packet size, and Fig. 3's saturation points in the paper's unit.
 
 ::
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import statistics
 import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -394,12 +396,12 @@ def sizes_table(fk, fabrics: int = 10) -> list[str]:
             best = ratio(*((col + BEST_ROOT, None, z, sw, DEFAULT_WINDOW) for z in ("32B", "256B")))
             cells = [f"{best[0]}", f"**{best[1]:.2f}**"] if best else ["-", "-"]
             r32, r256 = every_root(fk, col, "32B", sw), every_root(fk, col, "256B", sw)
-            per = {t: [(r256[t][k][1] / r256[t][k][0]) / (r32[t][k][1] / r32[t][k][0]) for k in r32[t] if k in r256[t]]
-                   for t in sorted(set(r32) & set(r256))}
-            flat = sorted(x for v in per.values() for x in v)
+            per = {t: [(r256[t][root][1] / r256[t][root][0]) / (r32[t][root][1] / r32[t][root][0])
+                       for root in r32[t] if root in r256[t]] for t in sorted(set(r32) & set(r256))}
+            flat = [x for v in per.values() for x in v]
             if flat:
-                mid = (flat[(len(flat) - 1) // 2] + flat[len(flat) // 2]) / 2
-                cells += [f"{len(per)}", f"{flat[0]:.2f} / {mid:.2f} / {flat[-1]:.2f}", f"{_mean(min(v) for v in per.values()):.2f}"]
+                cells += [f"{len(per)}", f"{min(flat):.2f} / {statistics.median(flat):.2f} / {max(flat):.2f}",
+                          f"{_mean(min(v) for v in per.values()):.2f}"]
             else:
                 cells += ["-", "-", "-"]
             out.append(f"| {col} | {sw} | **{p256 / p32:.2f}** | {sw0[0]} | **{sw0[1]:.2f}** | {' | '.join(cells)} |")
@@ -482,8 +484,9 @@ def roots_table(fs, what: str = "throughput") -> list[str]:
 
 def best_root_table(fs, fk, sw: int = 64) -> list[str]:
     """Table 1's columns searched under each fabric's root best for deterministic 256-byte traffic (uniform 2/4 on the
-    4-link fabrics, 2/6 on the 6-link ones; ``<column>, under the best root``) beside the same fabrics under root sw0 and the paper's cell: the factor at the
-    saturation point and at the largest accepted load, and how many fabrics lie in the paper's range."""
+    4-link fabrics, 2/6 on the 6-link ones; ``<column>, under the best root``) beside the same fabrics under root sw0
+    and the paper's cell: the factor at the saturation point and at the largest accepted load, and how many fabrics
+    lie in the paper's range."""
     out = ["| column | size | switches | fabrics | at the saturation point: sw0 / **best root** "
            "| best root: min / max | largest accepted: sw0 / best root | paper: min / max / **avg** "
            "| fabrics in the paper's range: sw0 / best root |", "|---" * 9 + "|"]
