@@ -19,6 +19,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py files             # writes experiments/kim2007_readings_<reading>.toml
   python experiments/kim2007_readings.py figures READING   # kim2007_paper_fig{7,8,9}_<reading>.toml
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
+  python experiments/kim2007_readings.py hllseeds READING  # kim2007_paper_hllseeds{,_spf}_<reading>.toml: HV 6-8, SPF, 2 seeds
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
@@ -269,6 +270,15 @@ def hll(reading: str) -> None:
     """The HLL the paper leaves open: HV 0, 2, 4, 6, 7, 8 (4.1 us to 1.05 ms) for the +drop schemes at 0.6."""
     print(write(f"kim2007_paper_hll_{reading}", reading, "kim2007_15", 7, [0.6], ["spf+drop", "mp+lfu+drop"],
                 "30ms", "180ms", "150 ms", hvs=[0, 2, 4, 6, 7, 8]))
+
+
+def hllseeds(reading: str) -> None:
+    """The HLLs near the paper's DMP reduction (HV 6, 7, 8) at 0.6 and SPF there, two seeds: repetition 0 is the run
+    of kim2007_paper_hll_<reading>.toml (SPF's: kim2007_paper_fig7_<reading>.toml's), repetition 1 a second seed."""
+    print(write(f"kim2007_paper_hllseeds_{reading}", reading, "kim2007_15", 7, [0.6], ["spf+drop", "mp+lfu+drop"],
+                "30ms", "180ms", "150 ms", hvs=[6, 7, 8], repeat=2))
+    print(write(f"kim2007_paper_hllseeds_spf_{reading}", reading, "kim2007_15", 7, [0.6], ["spf"],
+                "30ms", "180ms", "150 ms", repeat=2))
 
 
 def fig9screen(reading: str) -> None:
@@ -643,7 +653,7 @@ def deadlocks(dirs: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
+    if not argv or argv[0] not in ("factors", "files", "figures", "hll", "hllseeds", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
                                          "selectors", "adaptive", "control", "versus"):
         print(__doc__)
         return 2
@@ -656,6 +666,8 @@ def main(argv: list[str]) -> int:
         figures(argv[1])
     elif argv[0] == "hll":
         hll(argv[1])
+    elif argv[0] == "hllseeds":
+        hllseeds(argv[1])
     elif argv[0] == "deadlock":
         deadlock(argv[1])
     elif argv[0] == "fig9screen":
