@@ -404,9 +404,8 @@ def report(res: dict) -> str:
 def readme_tables(res: dict) -> str:
     """The three tables of experiments/README.md's omnetpp_ib section, from the same runs as :func:`report`: the
     comparison (the longest window beside the shortest's p99; differences to the model of 5.0 % or more, as
-    printed, in bold),
-    the variants (latency mean / p99 at each load, the network latency at the highest) and the latency
-    definitions at the loads the model has figures for."""
+    printed, in bold), the variants (latency mean / p99 at each load, the network latency at the highest) and
+    the latency definitions at the loads the model has figures for."""
     runs = res["runs"]
     loads = sorted({r["load"] for r in runs.values() if r["variant"] == "config"})
     windows = sorted({r["window"] for r in runs.values() if r["variant"] == "config"}, key=_ns)
@@ -423,9 +422,12 @@ def readme_tables(res: dict) -> str:
     def cell(a, ref: float | None, bold: bool, spread: bool = True) -> str:
         txt = _fmt(a, spread)
         if ref and a is not None:
-            pct = _pct(a[0], ref)
-            txt += f" **{pct}**" if bold and abs(round(100 * (a[0] - ref) / ref, 1)) >= 5.0 else f" {pct}"
+            pct = _pct(a[0], ref)  # "-5.0 %": bold from 5.0 as printed
+            txt += f" **{pct}**" if bold and abs(float(pct.split()[0])) >= 5.0 else f" {pct}"
         return txt
+
+    def mean_p99(rs, field: str, shift: float = 0.0) -> str:
+        return f"{_agg(rs, field, 'mean')[0] - shift:,.0f} / {_agg(rs, field, 'p99')[0] - shift:,.0f}" if rs else "-"
 
     lw, sw = spaced(long), spaced(short)
     out = [f"| load | model mean / p99 | latency mean, {lw} | p99, {lw} | p99, {sw} | network mean, {lw} "
@@ -448,23 +450,19 @@ def readme_tables(res: dict) -> str:
         vwin = max({r["window"] for r in others}, key=_ns)
         vreps = 1 + max(r["repetition"] for r in others)
         top = vloads[-1]
-
-        def two(rs, field: str) -> str:
-            return f"{_agg(rs, field, 'mean')[0]:,.0f} / {_agg(rs, field, 'p99')[0]:,.0f}" if rs else "-"
-
         out.append("| variant | " + " | ".join(str(v) for v in vloads) + f" | network at {top} "
                    f"| p99 at {top} against `config` (latency, network) |")
         out.append("|---|" + "---|" * len(vloads) + "---|---|")
         base = float(np.mean([r["accepted_load"] for r in _select(res, "config", top, vwin, vreps)] or [0.0]))
         for v, label in README_VARIANTS.items():
-            cells = [two(_select(res, v, load, vwin, vreps), "latency") for load in vloads]
+            cells = [mean_p99(_select(res, v, load, vwin, vreps), "latency") for load in vloads]
             if all(c == "-" for c in cells):
                 continue
             at_top = _select(res, v, top, vwin, vreps)
             accepted = float(np.mean([r["accepted_load"] for r in at_top])) if at_top else 0.0
             # paired by seed only where the variant carries config's load (within 1 %)
             paired = _paired(res, v, top, vwin, vreps) if abs(accepted - base) <= 0.01 * base else "-"
-            out.append(row([label.format(accepted=accepted, load=top), *cells, two(at_top, "network"),
+            out.append(row([label.format(accepted=accepted, load=top), *cells, mean_p99(at_top, "network"),
                             "" if paired == "-" else paired]))
         out.append("")
     out.append("| load | model | latency | network | network - 64 ns | model's definition, HCA FIFO of "
@@ -475,12 +473,9 @@ def readme_tables(res: dict) -> str:
         m = MODEL.get(load)
         if not rs or not m:
             continue
-
-        def pair(field: str, shift: float = 0.0) -> str:
-            return f"{_agg(rs, field, 'mean')[0] - shift:,.0f} / {_agg(rs, field, 'p99')[0] - shift:,.0f}"
-
-        out.append(row([str(load), f"{m[0]:,.0f} / {m[1]:,.0f}", pair("latency"), pair("network"), pair("network", 64.0),
-                        pair(f"model_def_{HCA_OBUF[0]}"), pair(f"model_def_{HCA_OBUF[1]}"), pair("source_wait")]))
+        out.append(row([str(load), f"{m[0]:,.0f} / {m[1]:,.0f}", mean_p99(rs, "latency"), mean_p99(rs, "network"),
+                        mean_p99(rs, "network", 64.0), mean_p99(rs, f"model_def_{HCA_OBUF[0]}"),
+                        mean_p99(rs, f"model_def_{HCA_OBUF[1]}"), mean_p99(rs, "source_wait")]))
     return "\n".join(out)
 
 
