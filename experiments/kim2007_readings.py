@@ -33,7 +33,12 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py mtable [--network] RESULTS...  # Fig. 10's multicast table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
   python experiments/kim2007_readings.py versus RESULTS A B  # scheme B against scheme A, seed by seed
+  python experiments/kim2007_readings.py seedwise RESULTS...  # the reductions against SPF, seed by seed side by side
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
+  python experiments/kim2007_readings.py gather RESULTS...  # keep their runs in experiments/results/kim2007.json
+
+The six tables take --committed: the runs gather kept of each RESULTS directory's experiment, not the
+directory (the README's Kim tables are printed so and checked by experiments/readme_tables.py).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -216,8 +222,32 @@ COLUMNS = (("status", None), ("offered", "offered_load"), ("accepted", "accepted
            ("dropped", "packets_dropped"), ("max link", "link_utilisation_max"), ("run s", "wall_s"))
 
 
-def rows(directory: str) -> list[dict]:
-    """One dict per run of a sweep directory, from 'ibfabric results DIR --timing' (the CLI's own reader)."""
+#: What the tables read of a run (and all that ``gather`` keeps): its labels, the statistics of COLUMNS,
+#: MCOLUMNS and REDUCED, and the per-group and per-SL latencies Fig. 10's cells pool.
+KEPT = re.compile(r"(run_id|experiment|reading|load|scheme|repetition|engine|policy|seed|status|wall_s"
+                  r"|offered_load|accepted_load|realtime_(dmp|dmt_ns|frames|multicast_dmp)|packets_dropped"
+                  r"|link_utilisation_max|multicast_copies|(control|best_effort|real_time)_latency_(count|mean)"
+                  r"|multicast_groups_g\d+_((member_(network_)?)?latency_(count|mean)|packets|complete)"
+                  r"|sl[4-8]_latency_(count|mean)|deadlock_ms|cycle)")
+
+#: The committed rows of the sweeps the README's Kim tables come from (``gather`` writes it).
+COMMITTED = HERE / "results" / "kim2007.json"
+
+
+def rows(directory: str, committed: bool = False) -> list[dict]:
+    """One dict per run of a sweep directory (the values as 'ibfabric results DIR --timing', the CLI's own
+    reader, prints them; a deadlocked run with its deadlock's time and cycle from its summary), only what
+    :data:`KEPT` names; with *committed*, the rows :func:`gather` kept of the directory's experiment in
+    :data:`COMMITTED` (the same dicts: the tables print the same from either)."""
+    if committed:
+        name = Path(directory).name
+        try:
+            kept = json.loads(COMMITTED.read_text())["experiments"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise SystemExit(f"{COMMITTED}: cannot read the committed rows ({exc})") from None
+        if name not in kept:
+            raise SystemExit(f"{COMMITTED}: no rows of {name} (gather them: kim2007_readings.py gather {directory})")
+        return kept[name]["rows"]
     import csv
     import io
     import subprocess
@@ -228,7 +258,47 @@ def rows(directory: str) -> list[dict]:
     for r in csv.DictReader(io.StringIO(out)):
         run = runs.setdefault(r["run_id"], {k: v for k, v in r.items() if k not in ("statistic", "value")})
         run[r["statistic"]] = r["value"]
-    return list(runs.values())
+    for run in runs.values():
+        if run.get("status") == "deadlock":
+            dl = json.loads((Path(directory) / "runs" / run["run_id"] / "summary.json").read_text())["deadlock"]
+            run["deadlock_ms"] = f"{dl['time_ns'] / 1e6:.2f}"
+            run["cycle"] = " -> ".join(c.split(".", 1)[1] for c in dl["cycle"])
+    return [{k: v for k, v in run.items() if KEPT.fullmatch(k)} for run in runs.values()]
+
+
+def gather(dirs: list[str]) -> None:
+    """Keep the runs of the sweep directories *dirs* in :data:`COMMITTED`, each experiment's rows replacing
+    its own (the other experiments' stay), with their count, run time and the versions that made them;
+    written atomically."""
+    from ibfabric.results import write_atomic
+
+    try:
+        res = json.loads(COMMITTED.read_text())
+    except (OSError, ValueError):
+        res = {"paper": "Kim et al. 2007", "experiments": {}}
+    for d in dirs:
+        found = sorted(rows(d), key=lambda r: r["run_id"])
+        if not found:
+            raise SystemExit(f"{d}: no finished runs")
+        versions = sorted({json.dumps(json.loads((Path(d) / "runs" / r["run_id"] / "summary.json").read_text())
+                                      .get("versions", {}), sort_keys=True) for r in found})
+        wall = round(sum(float(r["wall_s"]) for r in found), 1)
+        res["experiments"][Path(d).name] = {"runs": len(found), "wall_s": wall,
+                                            "versions": [json.loads(v) for v in versions], "rows": found}
+        print(f"{d}: {len(found)} runs", file=sys.stderr)
+    write_atomic(COMMITTED, _dump(res))
+
+
+def _dump(res: dict) -> str:
+    """*res* as JSON with one run per line (a rerun's diff shows the runs that changed)."""
+    from ibfabric.results import to_json
+
+    parts = []
+    for name, exp in sorted(res["experiments"].items()):
+        head = to_json({k: v for k, v in exp.items() if k != "rows"}, indent=None)[:-1]
+        body = ",\n".join("   " + to_json(r, indent=None) for r in exp["rows"])
+        parts.append(f' {to_json(name, indent=None)}: {head}, "rows": [\n{body}\n ]}}')
+    return f'{{"paper": {to_json(res["paper"], indent=None)}, "experiments": {{\n' + ",\n".join(parts) + "\n}}\n"
 
 
 def cell(run: dict, key: str | None) -> str:
@@ -482,12 +552,12 @@ def labelled(name: str, repetition: str) -> str:
     return name if repetition == "0" else f"{name} (rep {repetition})"
 
 
-def table(dirs: list[str]) -> None:
+def table(dirs: list[str], committed: bool = False) -> None:
     head = ["reading", "load", "scheme"] + [c for c, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for d in dirs:
-        found = rows(d)
+        found = rows(d, committed)
         order = list(SCHEMES)
         for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r["scheme"].split("@")[0]),
                                               r["scheme"], int(r.get("repetition", 0)))):
@@ -542,11 +612,11 @@ MCOLUMNS = (("status", None), ("offered", "offered_load"), ("accepted", "accepte
             ("complete", "complete"), ("max link", "link_utilisation_max"), ("run s", "wall_s"))
 
 
-def mtable(dirs: list[str], network: bool = False) -> None:
+def mtable(dirs: list[str], network: bool = False, committed: bool = False) -> None:
     """Fig. 10's table: one row per run, by load and then the engines' or the policies' order; with *network*,
     the members' copies' network latency too (from injection: the member latency less the source queue)."""
     for d in dirs:
-        found = rows(d)
+        found = rows(d, committed)
         policies = any("policy" in r for r in found)
         by = "policy" if policies else "engine"
         order = list(POLICIES) if policies else list(ENGINES)
@@ -580,9 +650,9 @@ REDUCED = (("DMP", "realtime_dmp"), ("DMT", "realtime_dmt_ns"), ("real time", "r
            ("control", "control_latency_mean"), ("best effort", "best_effort_latency_mean"))
 
 
-def reductions(directory: str, base: str = "spf") -> None:
+def reductions(directory: str, base: str = "spf", committed: bool = False) -> None:
     """Each scheme's reduction against *base* at each load, in percent (the paper's unit in §5.1): 1 - x / base."""
-    found = [r for r in rows(directory) if r["status"] == "ok"]
+    found = [r for r in rows(directory, committed) if r["status"] == "ok"]
     order = list(SCHEMES)
     head = ["load", "scheme"] + [f"{c} reduction" for c, _ in REDUCED]
     print("| " + " | ".join(head) + " |")
@@ -609,11 +679,45 @@ def reductions(directory: str, base: str = "spf") -> None:
             print("| " + " | ".join([load, label] + cells) + " |")
 
 
-def versus(directory: str, a: str, b: str) -> None:
+def _percent(x: float) -> str:
+    """*x* rounded to a whole percent, without the sign of a reduction that rounds to 0."""
+    text = f"{x:.0f}"
+    return "0" if text == "-0" else text
+
+
+def seedwise(dirs: list[str], base: str = "spf", committed: bool = False) -> None:
+    """Each scheme's reductions against *base* (1 - x / base, in percent) seed by seed, side by side: the runs of
+    *dirs* together (the base may be in a directory of its own), each repetition against the base of the same
+    repetition; "-" where either has no figure (no frame missed its deadline: no DMT)."""
+    found = [r for d in dirs for r in rows(d, committed) if r["status"] == "ok"]
+    order = list(SCHEMES)
+    head = ["load", "scheme", "seeds"] + [c for c, _ in REDUCED]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    at = {(r["load"], r["scheme"], r.get("repetition", "0")): r for r in found}
+    for load in sorted({r["load"] for r in found}, key=float):
+        schemes = sorted({s for (ld, s, _) in at if ld == load and s != base},
+                         key=lambda s: (order.index(s.split("@")[0]), s))
+        for scheme in schemes:
+            reps = sorted((rep for (ld, s, rep) in at if ld == load and s == scheme and (load, base, rep) in at),
+                          key=int)
+            if not reps:
+                continue
+            cells = []
+            for _, key in REDUCED:
+                xs = []
+                for rep in reps:
+                    b, x = _num(at[(load, base, rep)], key), _num(at[(load, scheme, rep)], key)
+                    xs.append("-" if b is None or x is None or b == 0 else _percent(100 * (1 - x / b)))
+                cells.append(" / ".join(xs) + ("" if all(x == "-" for x in xs) else " %"))
+            print("| " + " | ".join([load, scheme, " / ".join(str(int(r) + 1) for r in reps)] + cells) + " |")
+
+
+def versus(directory: str, a: str, b: str, committed: bool = False) -> None:
     """Scheme *b* against scheme *a*, seed by seed (each repetition pairs the two on the same traffic): per load and
     latency class, both means over the seeds, *b*'s change against *a* on each seed, and on how many seeds *b* is
     lower."""
-    found = [r for r in rows(directory) if r["status"] == "ok"]
+    found = [r for r in rows(directory, committed) if r["status"] == "ok"]
     classes = REDUCED[2:]
     head = ["load", "seeds"] + [f"{c}: {a} / {b} (us)" for c, _ in classes] + [
         f"{c}: {b} against {a}, per seed" for c, _ in classes]
@@ -638,24 +742,29 @@ def versus(directory: str, a: str, b: str) -> None:
         print("| " + " | ".join([load, str(len(reps))] + means + changes) + " |")
 
 
-def deadlocks(dirs: list[str]) -> None:
+def deadlocks(dirs: list[str], committed: bool = False) -> None:
     """The deadlocked runs: when, and the cycle of full buffers the watchdog found (summary.json)."""
     print("| experiment | load | scheme | deadlock at (ms) | cycle |")
     print("|---|---|---|---|---|")
     for d in dirs:
-        for r in sorted(rows(d), key=lambda r: (float(r["load"]), r["scheme"], int(r.get("repetition", "0")))):
+        found = rows(d, committed)
+        for r in sorted(found, key=lambda r: (float(r["load"]), r["scheme"], int(r.get("repetition", "0")))):
             if r["status"] != "deadlock":
                 continue
-            dl = json.loads((Path(d) / "runs" / r["run_id"] / "summary.json").read_text())["deadlock"]
-            cycle = " -> ".join(c.split(".", 1)[1] for c in dl["cycle"])
             scheme = labelled(r["scheme"], r.get("repetition", "0"))
-            print(f"| {r['experiment']} | {r['load']} | {scheme} | {dl['time_ns'] / 1e6:.2f} | {cycle} |")
+            print(f"| {r['experiment']} | {r['load']} | {scheme} | {r['deadlock_ms']} | {r['cycle']} |")
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("factors", "files", "figures", "hll", "hllseeds", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
-                                         "selectors", "adaptive", "control", "versus"):
+                                         "selectors", "adaptive", "control", "versus", "gather", "seedwise"):
         print(__doc__)
+        return 2
+    committed = "--committed" in argv[1:]
+    argv = [argv[0]] + [a for a in argv[1:] if a != "--committed"]
+    if committed and argv[0] not in ("table", "mtable", "reductions", "seedwise", "versus", "deadlocks"):
+        print(f"{argv[0]}: --committed is for the tables (table, mtable, reductions, seedwise, versus, deadlocks)",
+              file=sys.stderr)
         return 2
     if argv[0] == "factors":
         for name in ("kim2007_15", "kim2007_30"):
@@ -685,15 +794,19 @@ def main(argv: list[str]) -> int:
     elif argv[0] == "control":
         control(argv[1])
     elif argv[0] == "versus":
-        versus(*argv[1:4])
+        versus(*argv[1:4], committed=committed)
     elif argv[0] == "mtable":
-        mtable([a for a in argv[1:] if a != "--network"], network="--network" in argv)
+        mtable([a for a in argv[1:] if a != "--network"], network="--network" in argv, committed=committed)
     elif argv[0] == "deadlocks":
-        deadlocks(argv[1:])
+        deadlocks(argv[1:], committed)
     elif argv[0] == "reductions":
-        reductions(argv[1])
+        reductions(argv[1], committed=committed)
+    elif argv[0] == "seedwise":
+        seedwise(argv[1:], committed=committed)
+    elif argv[0] == "gather":
+        gather(argv[1:])
     else:
-        table(argv[1:])
+        table(argv[1:], committed)
     return 0
 
 

@@ -300,7 +300,7 @@ def test_kim2007_reductions_per_repetition(monkeypatch, capsys):
     runs = [{"load": "0.5", "repetition": rep, "scheme": scheme, "status": "ok", "real_time_latency_mean": str(x)}
             for rep, scheme, x in (("0", "spf", 200), ("0", "mp+lfu+drop", 100), ("1", "spf", 400),
                                    ("1", "mp+lfu+drop", 100))]
-    monkeypatch.setattr(mod, "rows", lambda directory: runs)
+    monkeypatch.setattr(mod, "rows", lambda directory, committed=False: runs)
     mod.reductions("unused")
     out = capsys.readouterr().out
     assert "| 0.5 | mp+lfu+drop | - | (none missed) | +50 % | - | - |" in out
@@ -314,11 +314,67 @@ def test_kim2007_versus_pairs_by_seed(monkeypatch, capsys):
              "control_latency_mean": "", "best_effort_latency_mean": str(be)}  # in ns, as the summaries have them
             for rep, scheme, rt, be in (("0", "a", 100e3, 10e3), ("0", "b", 90e3, 12e3), ("1", "a", 200e3, 10e3),
                                         ("1", "b", 220e3, 9e3), ("2", "a", 50e3, 10e3))]  # rep 2 has no b: not paired
-    monkeypatch.setattr(mod, "rows", lambda directory: runs)
+    monkeypatch.setattr(mod, "rows", lambda directory, committed=False: runs)
     mod.versus("unused", "a", "b")
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == ("| 0.5 | 2 | 150.0 / 155.0 | - | 10.0 / 10.5 | -10 +10 % (lower on 1 of 2) | - "
                        "| +20 -10 % (lower on 1 of 2) |")
+
+
+def test_kim2007_seedwise_pairs_by_seed(monkeypatch, capsys):
+    """seedwise: every scheme's reductions against SPF of the same seed side by side, SPF read from another
+    directory; a figure neither run has is "-", a reduction that rounds to 0 has no sign."""
+    mod = kim2007_readings()
+    runs = {"a": [{"load": "0.6", "repetition": rep, "scheme": "spf+drop", "status": "ok", "realtime_dmp": dmp,
+                   "real_time_latency_mean": rt} for rep, dmp, rt in (("0", "0.016", "99.7"), ("1", "0.0", "300"))],
+            "b": [{"load": "0.6", "repetition": rep, "scheme": "spf", "status": "ok", "realtime_dmp": dmp,
+                   "real_time_latency_mean": rt} for rep, dmp, rt in (("0", "0.04", "100"), ("1", "0.01", "200"))]}
+    monkeypatch.setattr(mod, "rows", lambda directory, committed=False: runs[directory])
+    mod.seedwise(["a", "b"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "| load | scheme | seeds | DMP | DMT | real time | control | best effort |"
+    assert out[2] == "| 0.6 | spf+drop | 1 / 2 | 60 / 100 % | - / - | 0 / -50 % | - / - | - / - |"
+
+
+def test_kim2007_committed_rows(monkeypatch, tmp_path, capsys):
+    """gather keeps a sweep's runs (only what the tables read, each experiment replacing its own, the others
+    kept) and the tables print the same from them as from the sweep; the kept keys cover every table's."""
+    mod = kim2007_readings()
+    for _, key in mod.COLUMNS + mod.MCOLUMNS + mod.REDUCED:
+        assert key is None or mod.KEPT.fullmatch(key) or key in (
+            "multicast", "member", "member network", "real time", "unicast", "unicast SLs", "complete"), key
+    for key in ("multicast_groups_g2_member_network_latency_mean", "sl4_latency_count", "deadlock_ms", "cycle"):
+        assert mod.KEPT.fullmatch(key)
+    for key in ("sl0_latency_mean", "latency_p99", "realtime_missed_x"):
+        assert not mod.KEPT.fullmatch(key)
+    sweep = tmp_path / "results" / "kim2007_x"
+    run = {"run_id": "r1", "experiment": "kim2007_x", "reading": "cut", "load": "0.6", "scheme": "spf",
+           "repetition": "0", "status": "deadlock", "wall_s": "2.5", "accepted_load": "0.25", "deadlock_ms": "1.50",
+           "cycle": "sw1.port[2] VL0 -> sw2.port[1] VL0"}
+    (sweep / "runs" / "r1").mkdir(parents=True)
+    (sweep / "runs" / "r1" / "summary.json").write_text(json.dumps({"versions": {"ibfabric": "9.9"}}))
+    committed = tmp_path / "kim2007.json"
+    committed.write_text(mod._dump({"paper": "Kim et al. 2007", "experiments": {
+        "kim2007_x": {"runs": 7, "wall_s": 1.0, "versions": [], "rows": []},
+        "kim2007_other": {"runs": 1, "wall_s": 3.0, "versions": [], "rows": [{"run_id": "o"}]}}}))
+    monkeypatch.setattr(mod, "COMMITTED", committed)
+    live = mod.rows
+    monkeypatch.setattr(mod, "rows", lambda directory, committed=False: (
+        live(directory, True) if committed else [run]))
+    mod.gather([str(sweep)])
+    kept = json.loads(committed.read_text())["experiments"]
+    assert kept["kim2007_other"]["rows"] == [{"run_id": "o"}]
+    assert kept["kim2007_x"] == {"runs": 1, "wall_s": 2.5, "versions": [{"ibfabric": "9.9"}], "rows": [run]}
+    # the file's first line, each experiment's first line, a line a run and its last line, the file's last line
+    assert committed.read_text().count("\n") == 1 + 2 * (1 + 1 + 1) + 1
+    for table in (mod.table, mod.deadlocks):
+        table([str(sweep)])
+        from_sweep = capsys.readouterr().out
+        table(["elsewhere/kim2007_x"], committed=True)
+        assert capsys.readouterr().out == from_sweep
+    assert "| kim2007_x | 0.6 | spf | 1.50 | sw1.port[2] VL0 -> sw2.port[1] VL0 |" in from_sweep
+    with pytest.raises(SystemExit, match="no rows of kim2007_y"):
+        mod.table(["results/kim2007_y"], committed=True)
 
 
 def test_kim2007_files_are_what_the_script_writes(monkeypatch, tmp_path):
