@@ -759,4 +759,5 @@ def to_ibsim(fabric: FabricGraph) -> str:
 
 
 #: Generator name -> function: the kinds the ``topo generate`` command offers.
-KINDS = {"irregular": irregular, "fattree": fat_tree, "mesh": mesh, "torus": torus, "hypercube": hypercube}
+KINDS = {"irregular": irregular, "fattree": fat_tree, "mesh": mesh, "torus": torus, "hypercube": hypercube,
+         "kim2007": kim2007_paper}

@@ -58,6 +58,15 @@ def add_arguments(subparsers) -> argparse.ArgumentParser:
     k.add_argument("--dim", type=int, required=True, metavar="D", help="dimension (2**D switches)")
     k.add_argument("--hosts-per-switch", type=int, default=1, metavar="H")
     common(k)
+    k = kinds.add_parser("kim2007", help="a fabric with the properties Kim et al. 2007 state (five-port switches, one host "
+                         "each, no bridge, every switch on one or two of Algorithm 2's independent cycles)")
+    k.add_argument("--switches", type=int, required=True, metavar="N")
+    k.add_argument("--cycles", type=int, required=True, metavar="C", help="independent cycles (the paper: 9 for 15 switches)")
+    k.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the draws (default 0; the shipped "
+                   "kim2007_15 and kim2007_30 are seed 2007)")
+    k.add_argument("--tries", type=int, default=1000, metavar="N", help="most draws before giving up (default 1000)")
+    common(k)
+    k.set_defaults(width="1x", speed="SDR")  # the paper's links (Table 1), not the other kinds' 4x QDR
     p.set_defaults(_topo=run, kind=None)
     return p
 
@@ -81,6 +90,9 @@ def build(args):
             return fn(args.dims, hosts_per_switch=args.hosts_per_switch, **link), f"{args.kind}{'x'.join(map(str, args.dims))}"
         if args.kind == "hypercube":
             return gen.hypercube(args.dim, hosts_per_switch=args.hosts_per_switch, **link), f"hypercube{args.dim}"
+        if args.kind == "kim2007":
+            f = gen.kim2007_paper(args.switches, args.cycles, seed=args.seed, tries=args.tries, **link)
+            return f, f"kim2007_{args.switches}_s{args.seed}"
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     raise ConfigError(f"unknown topology kind '{args.kind}'{did_you_mean(args.kind, gen.KINDS)} (valid: {', '.join(gen.KINDS)})")

@@ -233,3 +233,17 @@ class TestGenerateCommand:
             generate.run(self.parse(["generate", "irregular", "--switches", "4", "--links", "99"]))
         with pytest.raises(ConfigError, match="needs a KIND"):
             generate.run(self.parse(["generate"]))
+
+    def test_kim2007(self, capsys):
+        """``kim2007`` draws Kim et al.'s fabrics (the paper's 1x SDR links by default); one that cannot exist is a
+        one-line error."""
+        from ibfabric.cli import generate
+        from ibfabric.errors import ConfigError
+
+        assert generate.run(self.parse(["generate", "kim2007", "--switches", "15", "--cycles", "9", "--seed", "3"])) == 0
+        out = capsys.readouterr().out
+        assert out == gen.to_ned(gen.kim2007_paper(15, 9, seed=3), name="kim2007_15_s3")
+        assert 'width = "1x"; speed = "SDR"' in out
+        assert gen.KINDS["kim2007"] is gen.kim2007_paper
+        with pytest.raises(ConfigError, match="no tree of triangles"):
+            generate.run(self.parse(["generate", "kim2007", "--switches", "4", "--cycles", "9"]))
