@@ -26,6 +26,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py multicast READING  # kim2007_paper_fig10{,f,_long,_cbuf,_cbufvl,_cbufseeds,_drop}_<reading>.toml
                                                            # and kim2007_paper_fig10f_{queue,weights}_<reading>.toml
   python experiments/kim2007_readings.py seeds READING     # kim2007_paper_seeds_fig{7,8}_<reading>.toml: 2 seeds
+  python experiments/kim2007_readings.py fabrics READING   # kim2007_paper_fabrics_<reading>.toml: 0.6 on 4 more fabrics
   python experiments/kim2007_readings.py selectors READING # kim2007_paper_selectors_fig{7,8}_<reading>.toml: 4 seeds
   python experiments/kim2007_readings.py adaptive READING  # kim2007_paper_{adaptive,lookup}_<reading>.toml
   python experiments/kim2007_readings.py control READING   # kim2007_paper_control_fig{7,8}_<reading>.toml: 1 ms control
@@ -58,10 +59,24 @@ ROOT = HERE.parent
 READINGS = ("host", "spf", "cut", "bisection", "bytens", "vl", "cut15")
 
 
-def switch_graph(name: str) -> tuple[nx.MultiGraph, int]:
+def fabric(name: str):
+    """The fabric *name*: a shipped topology (``kim2007_15``) or ``kim2007_15_s<seed>``, drawn by
+    ``generators.kim2007_paper(15, 9, seed=<seed>)`` (``kim2007_30_s<seed>``: 30 switches, 17 cycles)."""
     from ibfabric.topologies import load_fabric
+    from ibfabric.topologies.generators import kim2007_paper
 
-    f = load_fabric(str(ROOT / "topologies" / f"{name}.ned"))
+    head, _, seed = name.rpartition("_s")
+    if head in DRAWN and seed.isdigit():
+        return kim2007_paper(*DRAWN[head], seed=int(seed))
+    return load_fabric(str(ROOT / "topologies" / f"{name}.ned"))
+
+
+#: The drawn fabrics' (switches, cycles), by the name of the shipped one of their size.
+DRAWN = {"kim2007_15": (15, 9), "kim2007_30": (30, 17)}
+
+
+def switch_graph(name: str) -> tuple[nx.MultiGraph, int]:
+    f = fabric(name)
     g = nx.MultiGraph()
     sw = [int(i) for i in np.flatnonzero(f.is_switch)]
     g.add_nodes_from(sw)
@@ -91,12 +106,10 @@ def cuts(g: nx.MultiGraph, most: int = 3):
 
 def factors(name: str) -> dict[str, float]:
     from ibfabric.plugins import PluginSet
-    from ibfabric.topologies import load_fabric
     from ibfabric.plugins.routing.metrics import engine_figures
 
-    fabric = load_fabric(str(ROOT / "topologies" / f"{name}.ned")).with_lids()
     spf = PluginSet.load().routing_engines["spf"]
-    worst = engine_figures(fabric, "spf", spf, {}, np.random.default_rng(1)).uniform_worst
+    worst = engine_figures(fabric(name).with_lids(), "spf", spf, {}, np.random.default_rng(1)).uniform_worst
     g, n = switch_graph(name)
     found = list(cuts(g))
     sparsest = min(cut_bound(m, k, n) for m, k in found)
@@ -224,7 +237,7 @@ COLUMNS = (("status", None), ("offered", "offered_load"), ("accepted", "accepted
 
 #: What the tables read of a run (and all that ``gather`` keeps): its labels, the statistics of COLUMNS,
 #: MCOLUMNS and REDUCED, and the per-group and per-SL latencies Fig. 10's cells pool.
-KEPT = re.compile(r"(run_id|experiment|reading|load|scheme|repetition|engine|policy|seed|status|wall_s"
+KEPT = re.compile(r"(run_id|experiment|reading|load|scheme|repetition|engine|policy|seed|fabric|status|wall_s"
                   r"|offered_load|accepted_load|realtime_(dmp|dmt_ns|frames|multicast_dmp)|packets_dropped"
                   r"|link_utilisation_max|multicast_copies|(control|best_effort|real_time)_latency_(count|mean)"
                   r"|multicast_groups_g\d+_((member_(network_)?)?latency_(count|mean)|packets|complete)"
@@ -349,6 +362,77 @@ def hllseeds(reading: str) -> None:
                 "30ms", "180ms", "150 ms", hvs=[6, 7, 8], repeat=2))
     print(write(f"kim2007_paper_hllseeds_spf_{reading}", reading, "kim2007_15", 7, [0.6], ["spf"],
                 "30ms", "180ms", "150 ms", repeat=2))
+
+
+#: Seeds of generators.kim2007_paper(15, 9): kim2007_15 (2007: drawn again, its runs repeat the shipped file's) and
+#: four more fabrics with the paper's properties.
+FABRICS = (2007, 1, 2, 3, 4)
+
+
+def fabrics(reading: str) -> None:
+    """Fig. 7's point 0.6 with dropping at HV 2 (Figs. 7-9's) and HV 7 (where SPF+Drop's DMP reduction is the paper's)
+    on kim2007_15 drawn again and four more fabrics with the paper's stated properties: does Multipath+LFU+Drop miss
+    no deadline on every fabric, or is kim2007_15's 100 % reduction its own?"""
+    schemes = ["spf", "spf+drop@hv2", "spf+drop@hv7", "mp+lfu+drop@hv2", "mp+lfu+drop@hv7"]
+    rows = [SCHEMES[s.split("@")[0]] for s in schemes]
+    dropopts = [f"hv={s.split('@hv')[1]}" if "@" in s else "" for s in schemes]
+    load, (rt, be) = 0.6, (70, 30)
+    f = [factors(f"kim2007_15_s{seed}")[reading] for seed in FABRICS]
+    name = f"kim2007_paper_fabrics_{reading}"
+    factors_text = ", ".join(f"{x:.4f}" for x in f)
+    text = f"""# Kim et al. 2007, Fig. 7's point {load} on kim2007_15 and four more fabrics with the paper's properties
+# (issue 32), written by experiments/kim2007_readings.py (do not edit): generators.kim2007_paper(15, 9,
+# seed=FABRIC), the "{reading}" reading of the injection rate (factor f per fabric: {factors_text}),
+# {rt}:{be} real time : best effort, 30 ms of warm-up and 150 ms measured, one seed; SPF, and SPF+Drop and
+# Multipath+LFU+Drop at HV 2 and 7.
+#
+#   ibfabric sweep experiments/{name}.toml --jobs 2
+#   python experiments/kim2007_readings.py reductions results/{name}
+
+[experiment]
+name = "{name}"
+topology = {{ generator = "kim2007", switches = 15, cycles = 9, seed = "${{fabric}}" }}
+config = "kim2007-traffic"
+time = "180ms"
+warmup = "30ms"
+repeat = 1
+together = [["scheme", "routing", "options", "dropper", "dropopts", "selector", "adaptive", "sourcepath"],
+            ["fabric", "offered", "rtload", "beload"]]
+
+[parameters]
+"**.routing" = "${{routing}}"
+"**.routingOptions" = "${{options}}"
+"**.sm.lmc" = "7"
+"**.optionBits" = "7"
+"**.optionsWhen" = "slid"
+"**.adaptiveBy" = "slid"
+"**.pathSelector" = "${{selector}}"
+"**.adaptive" = "${{adaptive}}"
+"**.randomPath" = "${{sourcepath}}"
+"**.dropper" = "${{dropper}}"
+"**.dropperOptions" = "${{dropopts}}"
+"**.load" = "${{beload}}"
+"**.realtimeLoad" = "${{rtload}}"
+
+[iterations]
+load = {load}
+fabric = {toml_list(list(FABRICS))}
+offered = {toml_list([round(x * load, 5) for x in f])}
+rtload = {toml_list([round(x * load * rt / 100, 5) for x in f])}
+beload = {toml_list([round(x * load * be / 100, 5) for x in f])}
+reading = ["{reading}"]
+scheme = {toml_list(schemes)}
+routing = {toml_list([r[0] for r in rows])}
+options = {toml_list([r[1] for r in rows])}
+dropper = {toml_list([r[2] for r in rows])}
+dropopts = {toml_list(dropopts)}
+selector = {toml_list([r[4] for r in rows])}
+adaptive = {toml_list([r[5] for r in rows])}
+sourcepath = {toml_list([r[6] for r in rows])}
+"""
+    path = HERE / f"{name}.toml"
+    path.write_text(text)
+    print(path)
 
 
 def fig9screen(reading: str) -> None:
@@ -553,16 +637,19 @@ def labelled(name: str, repetition: str) -> str:
 
 
 def table(dirs: list[str], committed: bool = False) -> None:
-    head = ["reading", "load", "scheme"] + [c for c, _ in COLUMNS]
+    """One row per run, by load (and fabric, where the runs have one), scheme and repetition."""
+    found = [rows(d, committed) for d in dirs]
+    fabrics = any("fabric" in r for runs in found for r in runs)
+    head = ["reading", "load"] + ["fabric"] * fabrics + ["scheme"] + [c for c, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for d in dirs:
-        found = rows(d, committed)
-        order = list(SCHEMES)
-        for r in sorted(found, key=lambda r: (float(r["load"]), order.index(r["scheme"].split("@")[0]),
-                                              r["scheme"], int(r.get("repetition", 0)))):
+    order = list(SCHEMES)
+    for runs in found:
+        for r in sorted(runs, key=lambda r: (float(r["load"]), int(r.get("fabric", 0)),
+                                             order.index(r["scheme"].split("@")[0]), r["scheme"],
+                                             int(r.get("repetition", 0)))):
             scheme = labelled(r["scheme"], r.get("repetition", "0"))
-            print("| " + " | ".join([r.get("reading", "host"), r["load"], scheme]
+            print("| " + " | ".join([r.get("reading", "host"), r["load"]] + [r.get("fabric", "-")] * fabrics + [scheme]
                                     + [cell(r, k) for _, k in COLUMNS]) + " |")
 
 
@@ -654,15 +741,18 @@ def reductions(directory: str, base: str = "spf", committed: bool = False) -> No
     """Each scheme's reduction against *base* at each load, in percent (the paper's unit in §5.1): 1 - x / base."""
     found = [r for r in rows(directory, committed) if r["status"] == "ok"]
     order = list(SCHEMES)
-    head = ["load", "scheme"] + [f"{c} reduction" for c, _ in REDUCED]
+    fabrics = any("fabric" in r for r in found)
+    head = ["load"] + ["fabric"] * fabrics + ["scheme"] + [f"{c} reduction" for c, _ in REDUCED]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    points = sorted({(r["load"], r.get("repetition", "0")) for r in found}, key=lambda x: (float(x[0]), int(x[1])))
-    for load, rep in points:  # each repetition against the base of the same repetition (the same seed)
-        at = {r["scheme"]: r for r in found if r["load"] == load and r.get("repetition", "0") == rep}
+    points = sorted({(r["load"], r.get("repetition", "0"), r.get("fabric", "-")) for r in found},
+                    key=lambda x: (float(x[0]), int(x[1]), x[2] != "-" and int(x[2])))
+    for load, rep, fab in points:  # each repetition (fabric) against the base of the same seed (fabric)
+        at = {r["scheme"]: r for r in found
+              if r["load"] == load and r.get("repetition", "0") == rep and r.get("fabric", "-") == fab}
         if base not in at:
             continue
-        for scheme in sorted(at, key=lambda s: order.index(s.split("@")[0])):
+        for scheme in sorted(at, key=lambda s: (order.index(s.split("@")[0]), s)):
             if scheme == base:
                 continue
             label = labelled(scheme, rep)
@@ -676,7 +766,7 @@ def reductions(directory: str, base: str = "spf", committed: bool = False) -> No
                     cells.append("- (SPF 0)" if ok(b) else "-")
                 else:
                     cells.append(f"{100 * (1 - float(x) / float(b)):+.0f} %")
-            print("| " + " | ".join([load, label] + cells) + " |")
+            print("| " + " | ".join([load] + [fab] * fabrics + [label] + cells) + " |")
 
 
 def _percent(x: float) -> str:
@@ -757,7 +847,7 @@ def deadlocks(dirs: list[str], committed: bool = False) -> None:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("factors", "files", "figures", "hll", "hllseeds", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
-                                         "selectors", "adaptive", "control", "versus", "gather", "seedwise"):
+                                         "selectors", "adaptive", "control", "versus", "gather", "seedwise", "fabrics"):
         print(__doc__)
         return 2
     committed = "--committed" in argv[1:]
@@ -787,6 +877,8 @@ def main(argv: list[str]) -> int:
         multicast(argv[1])
     elif argv[0] == "seeds":
         seeds(argv[1])
+    elif argv[0] == "fabrics":
+        fabrics(argv[1])
     elif argv[0] == "selectors":
         selectors(argv[1])
     elif argv[0] == "adaptive":

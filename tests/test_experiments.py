@@ -377,14 +377,38 @@ def test_kim2007_committed_rows(monkeypatch, tmp_path, capsys):
         mod.table(["results/kim2007_y"], committed=True)
 
 
+def test_kim2007_fabrics_have_the_papers_properties():
+    """The fabrics of kim2007_paper_fabrics_cut.toml: seed 2007 is kim2007_15 link for link, the others are other
+    fabrics with the paper's properties, and the cut reading offers each the same fraction of a host's link."""
+    import tomllib
+
+    from ibfabric.topologies.generators import kim2007_properties
+
+    mod = kim2007_readings()
+    exp = tomllib.loads((ROOT / "experiments" / "kim2007_paper_fabrics_cut.toml").read_text())
+    it = exp["iterations"]
+    assert tuple(it["fabric"]) == mod.FABRICS and it["offered"] == [0.3] * len(mod.FABRICS)
+    assert exp["experiment"]["topology"] == {"generator": "kim2007", "switches": 15, "cycles": 9, "seed": "${fabric}"}
+    def links(f):  # node names without the network's
+        name = lambda i: f.nodes[int(i)].name.rpartition(".")[2]  # noqa: E731
+        return sorted(sorted((name(ln.a), name(ln.b))) for ln in f.links)
+
+    assert links(mod.fabric("kim2007_15_s2007")) == links(mod.fabric("kim2007_15"))
+    drawn = [links(mod.fabric(f"kim2007_15_s{seed}")) for seed in mod.FABRICS]
+    assert all(a != b for i, a in enumerate(drawn) for b in drawn[i + 1:])
+    for seed in mod.FABRICS:
+        p = kim2007_properties(mod.fabric(f"kim2007_15_s{seed}"))
+        assert not p["bridges"] and p["independent"] == 9 and set(p["on_cycles"].values()) <= {1, 2}
+
+
 def test_kim2007_files_are_what_the_script_writes(monkeypatch, tmp_path):
     """The generated Kim experiment files in experiments/ are byte for byte what kim2007_readings.py writes now."""
     mod = kim2007_readings()
     monkeypatch.setattr(mod, "HERE", tmp_path)
-    for make in (mod.seeds, mod.selectors, mod.adaptive, mod.control, mod.deadlock, mod.multicast):
+    for make in (mod.seeds, mod.selectors, mod.adaptive, mod.control, mod.deadlock, mod.multicast, mod.fabrics):
         make("cut")
     written = sorted(tmp_path.glob("*.toml"))
-    assert len(written) == 18
+    assert len(written) == 19
     for path in written:
         assert path.read_text() == (ROOT / "experiments" / path.name).read_text(), path.name
     lookup = (tmp_path / "kim2007_paper_lookup_cut.toml").read_text()
