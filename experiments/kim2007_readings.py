@@ -34,7 +34,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py mtable [--network] RESULTS...  # Fig. 10's multicast table of finished runs
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
   python experiments/kim2007_readings.py versus RESULTS A B  # scheme B against scheme A, seed by seed
-  python experiments/kim2007_readings.py seedwise RESULTS...  # the reductions against SPF, seed by seed side by side
+  python experiments/kim2007_readings.py seedwise RESULTS...  # the reductions against SPF seed by seed (fabric by fabric)
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
   python experiments/kim2007_readings.py gather RESULTS...  # keep their runs in experiments/results/kim2007.json
 
@@ -364,8 +364,9 @@ def hllseeds(reading: str) -> None:
                 "30ms", "180ms", "150 ms", repeat=2))
 
 
-#: Seeds of generators.kim2007_paper(15, 9): kim2007_15 (2007: drawn again, its runs repeat the shipped file's) and
-#: four more fabrics with the paper's properties.
+#: Seeds of generators.kim2007_paper(15, 9): kim2007_15's links (2007; the generated network has another name, which
+#: keys its hosts' random streams, so its traffic is another draw, as another seed's) and four more fabrics with
+#: the paper's properties.
 FABRICS = (2007, 1, 2, 3, 4)
 
 
@@ -639,8 +640,8 @@ def labelled(name: str, repetition: str) -> str:
 def table(dirs: list[str], committed: bool = False) -> None:
     """One row per run, by load (and fabric, where the runs have one), scheme and repetition."""
     found = [rows(d, committed) for d in dirs]
-    fabrics = any("fabric" in r for runs in found for r in runs)
-    head = ["reading", "load"] + ["fabric"] * fabrics + ["scheme"] + [c for c, _ in COLUMNS]
+    by_fabric = any("fabric" in r for runs in found for r in runs)
+    head = ["reading", "load"] + ["fabric"] * by_fabric + ["scheme"] + [c for c, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     order = list(SCHEMES)
@@ -649,8 +650,8 @@ def table(dirs: list[str], committed: bool = False) -> None:
                                              order.index(r["scheme"].split("@")[0]), r["scheme"],
                                              int(r.get("repetition", 0)))):
             scheme = labelled(r["scheme"], r.get("repetition", "0"))
-            print("| " + " | ".join([r.get("reading", "host"), r["load"]] + [r.get("fabric", "-")] * fabrics + [scheme]
-                                    + [cell(r, k) for _, k in COLUMNS]) + " |")
+            print("| " + " | ".join([r.get("reading", "host"), r["load"]] + [r.get("fabric", "-")] * by_fabric
+                                    + [scheme] + [cell(r, k) for _, k in COLUMNS]) + " |")
 
 
 def _num(run: dict, key: str) -> float | None:
@@ -741,12 +742,12 @@ def reductions(directory: str, base: str = "spf", committed: bool = False) -> No
     """Each scheme's reduction against *base* at each load, in percent (the paper's unit in §5.1): 1 - x / base."""
     found = [r for r in rows(directory, committed) if r["status"] == "ok"]
     order = list(SCHEMES)
-    fabrics = any("fabric" in r for r in found)
-    head = ["load"] + ["fabric"] * fabrics + ["scheme"] + [f"{c} reduction" for c, _ in REDUCED]
+    by_fabric = any("fabric" in r for r in found)
+    head = ["load"] + ["fabric"] * by_fabric + ["scheme"] + [f"{c} reduction" for c, _ in REDUCED]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     points = sorted({(r["load"], r.get("repetition", "0"), r.get("fabric", "-")) for r in found},
-                    key=lambda x: (float(x[0]), int(x[1]), x[2] != "-" and int(x[2])))
+                    key=lambda x: (float(x[0]), int(x[1]), int(x[2]) if x[2] != "-" else 0))
     for load, rep, fab in points:  # each repetition (fabric) against the base of the same seed (fabric)
         at = {r["scheme"]: r for r in found
               if r["load"] == load and r.get("repetition", "0") == rep and r.get("fabric", "-") == fab}
@@ -766,7 +767,7 @@ def reductions(directory: str, base: str = "spf", committed: bool = False) -> No
                     cells.append("- (SPF 0)" if ok(b) else "-")
                 else:
                     cells.append(f"{100 * (1 - float(x) / float(b)):+.0f} %")
-            print("| " + " | ".join([load] + [fab] * fabrics + [label] + cells) + " |")
+            print("| " + " | ".join([load] + [fab] * by_fabric + [label] + cells) + " |")
 
 
 def _percent(x: float) -> str:
@@ -776,31 +777,35 @@ def _percent(x: float) -> str:
 
 
 def seedwise(dirs: list[str], base: str = "spf", committed: bool = False) -> None:
-    """Each scheme's reductions against *base* (1 - x / base, in percent) seed by seed, side by side: the runs of
-    *dirs* together (the base may be in a directory of its own), each repetition against the base of the same
-    repetition; "-" where either has no figure (no frame missed its deadline: no DMT)."""
+    """Each scheme's reductions against *base* (1 - x / base, in percent) seed by seed (fabric by fabric, where the
+    runs have fabrics), side by side, and their mean: the runs of *dirs* together (the base may be in a directory
+    of its own), each against the base of the same seed (fabric); "-" where either has no figure (no frame missed
+    its deadline: no DMT)."""
     found = [r for d in dirs for r in rows(d, committed) if r["status"] == "ok"]
+    by = "fabric" if any("fabric" in r for r in found) else "repetition"
     order = list(SCHEMES)
-    head = ["load", "scheme", "seeds"] + [c for c, _ in REDUCED]
+    head = ["load", "scheme", "fabrics" if by == "fabric" else "seeds"] + [c for c, _ in REDUCED]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    at = {(r["load"], r["scheme"], r.get("repetition", "0")): r for r in found}
+    at = {(r["load"], r["scheme"], r.get(by, "0")): r for r in found}
     for load in sorted({r["load"] for r in found}, key=float):
         schemes = sorted({s for (ld, s, _) in at if ld == load and s != base},
                          key=lambda s: (order.index(s.split("@")[0]), s))
         for scheme in schemes:
-            reps = sorted((rep for (ld, s, rep) in at if ld == load and s == scheme and (load, base, rep) in at),
-                          key=int)
-            if not reps:
+            keys = sorted((k for (ld, s, k) in at if ld == load and s == scheme and (load, base, k) in at), key=int)
+            if not keys:
                 continue
             cells = []
             for _, key in REDUCED:
                 xs = []
-                for rep in reps:
-                    b, x = _num(at[(load, base, rep)], key), _num(at[(load, scheme, rep)], key)
-                    xs.append("-" if b is None or x is None or b == 0 else _percent(100 * (1 - x / b)))
-                cells.append(" / ".join(xs) + ("" if all(x == "-" for x in xs) else " %"))
-            print("| " + " | ".join([load, scheme, " / ".join(str(int(r) + 1) for r in reps)] + cells) + " |")
+                for k in keys:
+                    b, x = _num(at[(load, base, k)], key), _num(at[(load, scheme, k)], key)
+                    xs.append(None if b is None or x is None or b == 0 else 100 * (1 - x / b))
+                known = [x for x in xs if x is not None]
+                cells.append(" / ".join("-" if x is None else _percent(x) for x in xs)
+                             + (f" % (mean {_percent(sum(known) / len(known))})" if known else ""))
+            names = keys if by == "fabric" else [str(int(k) + 1) for k in keys]
+            print("| " + " | ".join([load, scheme, " / ".join(names)] + cells) + " |")
 
 
 def versus(directory: str, a: str, b: str, committed: bool = False) -> None:

@@ -322,8 +322,8 @@ def test_kim2007_versus_pairs_by_seed(monkeypatch, capsys):
 
 
 def test_kim2007_seedwise_pairs_by_seed(monkeypatch, capsys):
-    """seedwise: every scheme's reductions against SPF of the same seed side by side, SPF read from another
-    directory; a figure neither run has is "-", a reduction that rounds to 0 has no sign."""
+    """seedwise: every scheme's reductions against SPF of the same seed (fabric) side by side and their mean, SPF
+    read from another directory; a figure neither run has is "-", a reduction that rounds to 0 has no sign."""
     mod = kim2007_readings()
     runs = {"a": [{"load": "0.6", "repetition": rep, "scheme": "spf+drop", "status": "ok", "realtime_dmp": dmp,
                    "real_time_latency_mean": rt} for rep, dmp, rt in (("0", "0.016", "99.7"), ("1", "0.0", "300"))],
@@ -333,7 +333,16 @@ def test_kim2007_seedwise_pairs_by_seed(monkeypatch, capsys):
     mod.seedwise(["a", "b"])
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "| load | scheme | seeds | DMP | DMT | real time | control | best effort |"
-    assert out[2] == "| 0.6 | spf+drop | 1 / 2 | 60 / 100 % | - / - | 0 / -50 % | - / - | - / - |"
+    assert out[2] == ("| 0.6 | spf+drop | 1 / 2 | 60 / 100 % (mean 80) | - / - | 0 / -50 % (mean -25) | - / - "
+                      "| - / - |")
+    for runs_of in runs.values():  # fabric by fabric (in their order), where the runs have fabrics
+        for r, fabric in zip(runs_of, ("7", "3")):
+            r["fabric"], r["repetition"] = fabric, "0"
+    mod.seedwise(["a", "b"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "| load | scheme | fabrics | DMP | DMT | real time | control | best effort |"
+    assert out[2] == ("| 0.6 | spf+drop | 3 / 7 | 100 / 60 % (mean 80) | - / - | -50 / 0 % (mean -25) | - / - "
+                      "| - / - |")
 
 
 def test_kim2007_committed_rows(monkeypatch, tmp_path, capsys):
@@ -378,7 +387,7 @@ def test_kim2007_committed_rows(monkeypatch, tmp_path, capsys):
 
 
 def test_kim2007_fabrics_have_the_papers_properties():
-    """The fabrics of kim2007_paper_fabrics_cut.toml: seed 2007 is kim2007_15 link for link, the others are other
+    """The fabrics of kim2007_paper_fabrics_cut.toml: seed 2007 has kim2007_15's links, the others are other
     fabrics with the paper's properties, and the cut reading offers each the same fraction of a host's link."""
     import tomllib
 
