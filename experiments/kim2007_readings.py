@@ -20,6 +20,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py figures READING   # kim2007_paper_fig{7,8,9}_<reading>.toml
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
   python experiments/kim2007_readings.py hllseeds READING  # kim2007_paper_hllseeds{,_spf}_<reading>.toml: HV 6-8, SPF, 2 seeds
+  python experiments/kim2007_readings.py hllload READING   # kim2007_paper_hllload{,_spf}_<reading>.toml: 0.7-1.0, HV 2 and 7
   python experiments/kim2007_readings.py deadlock READING  # kim2007_paper_mpdeadlock_<reading>.toml
   python experiments/kim2007_readings.py fig9screen READING  # kim2007_readings_fig9_<reading>.toml
   python experiments/kim2007_readings.py fig9fine READING  # kim2007_paper_fig9fine_<reading>.toml: 22-26 %
@@ -362,6 +363,16 @@ def hllseeds(reading: str) -> None:
                 "30ms", "180ms", "150 ms", hvs=[6, 7, 8], repeat=2))
     print(write(f"kim2007_paper_hllseeds_spf_{reading}", reading, "kim2007_15", 7, [0.6], ["spf"],
                 "30ms", "180ms", "150 ms", repeat=2))
+
+
+def hllload(reading: str) -> None:
+    """Fig. 7 beyond 0.6 (0.7-1.0: 1.0 is the sparsest cut's bound under the cut reading) with dropping at HV 2 and 7,
+    and SPF there: the load at which Multipath+LFU+Drop, which misses no deadline at 0.6, starts to miss."""
+    loads = [0.7, 0.8, 0.9, 1.0]
+    print(write(f"kim2007_paper_hllload_{reading}", reading, "kim2007_15", 7, loads, ["spf+drop", "mp+lfu+drop"],
+                "30ms", "180ms", "150 ms", hvs=[2, 7]))
+    print(write(f"kim2007_paper_hllload_spf_{reading}", reading, "kim2007_15", 7, loads, ["spf"],
+                "30ms", "180ms", "150 ms"))
 
 
 #: Seeds of generators.kim2007_paper(15, 9): kim2007_15's links (2007; the generated network has another name, which
@@ -852,7 +863,8 @@ def deadlocks(dirs: list[str], committed: bool = False) -> None:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("factors", "files", "figures", "hll", "hllseeds", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
-                                         "selectors", "adaptive", "control", "versus", "gather", "seedwise", "fabrics"):
+                                         "selectors", "adaptive", "control", "versus", "gather", "seedwise", "fabrics",
+                                         "hllload"):
         print(__doc__)
         return 2
     committed = "--committed" in argv[1:]
@@ -884,6 +896,8 @@ def main(argv: list[str]) -> int:
         seeds(argv[1])
     elif argv[0] == "fabrics":
         fabrics(argv[1])
+    elif argv[0] == "hllload":
+        hllload(argv[1])
     elif argv[0] == "selectors":
         selectors(argv[1])
     elif argv[0] == "adaptive":

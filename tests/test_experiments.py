@@ -414,10 +414,11 @@ def test_kim2007_files_are_what_the_script_writes(monkeypatch, tmp_path):
     """The generated Kim experiment files in experiments/ are byte for byte what kim2007_readings.py writes now."""
     mod = kim2007_readings()
     monkeypatch.setattr(mod, "HERE", tmp_path)
-    for make in (mod.seeds, mod.selectors, mod.adaptive, mod.control, mod.deadlock, mod.multicast, mod.fabrics):
+    for make in (mod.seeds, mod.selectors, mod.adaptive, mod.control, mod.deadlock, mod.multicast, mod.fabrics,
+                 mod.hllseeds, mod.hllload):
         make("cut")
     written = sorted(tmp_path.glob("*.toml"))
-    assert len(written) == 19
+    assert len(written) == 23
     for path in written:
         assert path.read_text() == (ROOT / "experiments" / path.name).read_text(), path.name
     lookup = (tmp_path / "kim2007_paper_lookup_cut.toml").read_text()
