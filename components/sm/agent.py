@@ -47,7 +47,7 @@ class _MgmtRx:
     """The switch's management port seen as an input: what a read point's ``take`` and the failure layer
     read of an input port (:mod:`ibfabric.components.switch.inbuf`)."""
 
-    __slots__ = ("node", "sim", "port", "xbar_free", "xbar_bt", "delay", "upstream")
+    __slots__ = ("node", "sim", "port", "xbar_free", "xbar_bt", "xsetup", "delay", "upstream")
 
     def __init__(self, node, xbar_bt: float):
         self.node = node
@@ -55,6 +55,7 @@ class _MgmtRx:
         self.port = 0
         self.xbar_free = 0.0
         self.xbar_bt = xbar_bt
+        self.xsetup = node.crossbar_setup
         self.delay = 0.0
         self.upstream = None
 

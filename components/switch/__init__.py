@@ -112,6 +112,9 @@ class Switch(IBNode):
         units = self.int_param("routingUnits", 0, 255)
         #: the lookups shared by the inputs (``routingUnits`` > 0), or None: each input port does its own
         self.routing_units = RoutingUnits(units, self.route_delay) if units and self.route_delay > 0 else None
+        self.crossbar_setup = float(p["crossbarSetup"])
+        if self.crossbar_setup < 0:
+            raise ConfigError(f"{self.path}: 'crossbarSetup' must be >= 0 (got {self.crossbar_setup}ns)")
         self.speedup = float(p["crossbarSpeedup"])
         if not self.speedup > 0:
             raise ConfigError(f"{self.path}: 'crossbarSpeedup' must be > 0 (got {self.speedup})")

@@ -141,7 +141,7 @@ class InputBuffer:
         xend = now + p.size * rx.xbar_bt
         if p.tail_at > xend:
             xend = p.tail_at
-        rx.xbar_free = xend
+        rx.xbar_free = xf = xend + rx.xsetup
         self.occ -= cr
         self.since = now
         return_credits(rx.upstream, self.vl, xend + rx.delay, cr)
@@ -150,7 +150,7 @@ class InputBuffer:
             op = n.out_port
             op.cands[n.out_vl].append(self)
             t = n.ready_at
-            op.poke(xend if xend > t else t)
+            op.poke(xf if xf > t else t)
         return xend
 
     # ------------------------------------------------------------ cold
@@ -241,7 +241,7 @@ class Vl15Buffer(InputBuffer):
         xend = now + p.size * rx.xbar_bt
         if p.tail_at > xend:
             xend = p.tail_at
-        rx.xbar_free = xend
+        rx.xbar_free = xf = xend + rx.xsetup
         self.occ -= p.credits
         self.since = now
         if q:
@@ -249,7 +249,7 @@ class Vl15Buffer(InputBuffer):
             op = n.out_port
             op.mcands.append(self)
             t = n.ready_at
-            op.poke(xend if xend > t else t)
+            op.poke(xf if xf > t else t)
         return xend
 
     def _give_back(self, p, now: float) -> None:
@@ -311,7 +311,7 @@ class VoqQueue(list):
         xend = now + p.size * rx.xbar_bt
         if p.tail_at > xend:
             xend = p.tail_at
-        rx.xbar_free = xend
+        rx.xbar_free = xf = xend + rx.xsetup
         self.occ -= cr
         pool.occ -= cr
         self.since = now
@@ -321,7 +321,7 @@ class VoqQueue(list):
             op = n.out_port
             op.cands[n.out_vl].append(self)
             t = n.ready_at
-            op.poke(xend if xend > t else t)
+            op.poke(xf if xf > t else t)
         else:
             pool.voqs[self.out] = None
             pool.free.append(self)
@@ -490,7 +490,7 @@ class EscapeRead:
         xend = now + p.size * rx.xbar_bt
         if p.tail_at > xend:
             xend = p.tail_at
-        rx.xbar_free = xend
+        rx.xbar_free = xend + rx.xsetup
         buf.occ -= cr
         return_credits(rx.upstream, buf.vl, xend + rx.delay, cr)
         buf.refresh(now)

@@ -47,7 +47,7 @@ class SwitchRx:
 
     # in the order a packet-hop reads them (see TxPort's slots)
     __slots__ = (
-        "table", "index", "bufs", "route_delay", "xbar_free", "xbar_bt", "upstream",
+        "table", "index", "bufs", "route_delay", "xbar_free", "xbar_bt", "xsetup", "upstream",
         "delay", "dropper", "vl15", "node", "sim", "port", "lft", "tx_by_port", "sl2vl_out", "__dict__",
     )
 
@@ -69,6 +69,8 @@ class SwitchRx:
         self.sl2vl_out: list[list[int] | None] = []
         self.route_delay = node.route_delay
         self.xbar_bt = 0.0
+        #: how long the input's crossbar connection stays busy after each crossing (``crossbarSetup``)
+        self.xsetup = node.crossbar_setup
         self.dropper = node.dropper
         # ``receive(p, now)``: the packet's first bit arrives; with a dropper that looks at arrivals
         # (``passive`` False) it asks it first.  Else the class's own: no bound-method object per port,

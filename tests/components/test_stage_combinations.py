@@ -255,6 +255,7 @@ def cases(draw, route: str) -> Case:
         "**.crossbarArbiter": xbar,
         "**.crossbarSpeedup": draw(st.sampled_from(["1", "1.25", "2"])),
         "**.routingUnits": draw(st.sampled_from(["0", "0", "1", "2"])),
+        "**.crossbarSetup": draw(st.sampled_from(["0ns", "0ns", "50ns"])),
     })
     if xbar == "wrr" and draw(st.booleans()):
         ov["**.crossbarWeights"] = f"{fabric.common_port()}:3"
