@@ -789,7 +789,7 @@ def _percent(x: float) -> str:
 
 def seedwise(dirs: list[str], base: str = "spf", committed: bool = False) -> None:
     """Each scheme's reductions against *base* (1 - x / base, in percent) seed by seed (fabric by fabric, where the
-    runs have fabrics), side by side, and their mean: the runs of *dirs* together (the base may be in a directory
+    runs have fabrics), side by side, and their mean (of more than one): the runs of *dirs* together (the base may be in a directory
     of its own), each against the base of the same seed (fabric); "-" where either has no figure (no frame missed
     its deadline: no DMT)."""
     found = [r for d in dirs for r in rows(d, committed) if r["status"] == "ok"]
@@ -813,8 +813,8 @@ def seedwise(dirs: list[str], base: str = "spf", committed: bool = False) -> Non
                     b, x = _num(at[(load, base, k)], key), _num(at[(load, scheme, k)], key)
                     xs.append(None if b is None or x is None or b == 0 else 100 * (1 - x / b))
                 known = [x for x in xs if x is not None]
-                cells.append(" / ".join("-" if x is None else _percent(x) for x in xs)
-                             + (f" % (mean {_percent(sum(known) / len(known))})" if known else ""))
+                mean = f" (mean {_percent(sum(known) / len(known))})" if known and len(xs) > 1 else ""
+                cells.append(" / ".join("-" if x is None else _percent(x) for x in xs) + (f" %{mean}" if known else ""))
             names = keys if by == "fabric" else [str(int(k) + 1) for k in keys]
             print("| " + " | ".join([load, scheme, " / ".join(names)] + cells) + " |")
 

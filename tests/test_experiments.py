@@ -343,6 +343,9 @@ def test_kim2007_seedwise_pairs_by_seed(monkeypatch, capsys):
     assert out[0] == "| load | scheme | fabrics | DMP | DMT | real time | control | best effort |"
     assert out[2] == ("| 0.6 | spf+drop | 3 / 7 | 100 / 60 % (mean 80) | - / - | -50 / 0 % (mean -25) | - / - "
                       "| - / - |")
+    runs = {d: [r for r in runs_of if r["fabric"] == "7"] for d, runs_of in runs.items()}  # one fabric: no mean
+    mod.seedwise(["a", "b"])
+    assert capsys.readouterr().out.splitlines()[2] == "| 0.6 | spf+drop | 7 | 60 % | - | 0 % | - | - |"
 
 
 def test_kim2007_committed_rows(monkeypatch, tmp_path, capsys):
