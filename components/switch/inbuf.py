@@ -34,7 +34,8 @@ The crossbar and the output ports see only this interface:
 - ``take(p, now)``: *p*, its head, starts crossing at *now*: it leaves
   the buffer, its credits go back upstream once its tail has left (one
   wire delay later), the input's crossbar connection is busy until then
-  (returned), and the next head is offered to its output;
+  (returned) and ``crossbarSetup`` longer (``rx.xsetup``), and the next
+  head is offered to its output;
 - ``discard(now, reason)``: its head is dropped (port down, lifetime):
   as a take, without the crossing;
 - ``name``.
