@@ -47,8 +47,8 @@ class SwitchRx:
 
     # in the order a packet-hop reads them (see TxPort's slots)
     __slots__ = (
-        "table", "index", "bufs", "route_delay", "xbar_free", "xbar_bt", "xsetup", "upstream",
-        "delay", "dropper", "vl15", "node", "sim", "port", "lft", "tx_by_port", "sl2vl_out", "__dict__",
+        "table", "index", "bufs", "route_delay", "xbar_free", "xbar_bt", "upstream",
+        "delay", "dropper", "vl15", "node", "sim", "port", "lft", "tx_by_port", "sl2vl_out", "xsetup", "__dict__",
     )
 
     def __init__(self, node, port: int, bufs: tuple, vl15_credits: int, delay: float):
