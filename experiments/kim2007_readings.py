@@ -155,6 +155,23 @@ def toml_list(xs) -> str:
     return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
 
 
+#: The [parameters] of the Kim experiment files: each scheme's routing, options, selector and dropper, and the
+#: two classes' loads, from the iteration variables.
+PARAMETERS = "".join(f'"**.{k}" = "{v}"\n' for k, v in (
+    ("routing", "${routing}"), ("routingOptions", "${options}"), ("sm.lmc", "7"), ("optionBits", "7"),
+    ("optionsWhen", "slid"), ("adaptiveBy", "slid"), ("pathSelector", "${selector}"), ("adaptive", "${adaptive}"),
+    ("randomPath", "${sourcepath}"), ("dropper", "${dropper}"), ("dropperOptions", "${dropopts}"),
+    ("load", "${beload}"), ("realtimeLoad", "${rtload}")))
+
+
+def scheme_lines(schemes: list[str], rows: list[tuple], dropopts: list[str]) -> str:
+    """The [iterations] lines that name the schemes and give each its row of :data:`SCHEMES` (iterated together)."""
+    columns = {"scheme": schemes, "routing": [r[0] for r in rows], "options": [r[1] for r in rows],
+               "dropper": [r[2] for r in rows], "dropopts": dropopts, "selector": [r[4] for r in rows],
+               "adaptive": [r[5] for r in rows], "sourcepath": [r[6] for r in rows]}
+    return "".join(f"{key} = {toml_list(values)}\n" for key, values in columns.items())
+
+
 def write(name: str, reading: str, topology: str, fig: int, loads, schemes, warmup: str, time: str,
           measured: str, hvs=None, repeat: int = 1, extra: dict[str, str] | None = None) -> Path:
     f = factors(topology)[reading]
@@ -182,20 +199,7 @@ together = [["scheme", "routing", "options", "dropper", "dropopts", "selector", 
             ["load", "offered", "rtload", "beload"]]
 
 [parameters]
-"**.routing" = "${{routing}}"
-"**.routingOptions" = "${{options}}"
-"**.sm.lmc" = "7"
-"**.optionBits" = "7"
-"**.optionsWhen" = "slid"
-"**.adaptiveBy" = "slid"
-"**.pathSelector" = "${{selector}}"
-"**.adaptive" = "${{adaptive}}"
-"**.randomPath" = "${{sourcepath}}"
-"**.dropper" = "${{dropper}}"
-"**.dropperOptions" = "${{dropopts}}"
-"**.load" = "${{beload}}"
-"**.realtimeLoad" = "${{rtload}}"
-{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}
+{PARAMETERS}{"".join(f'"{k}" = "{v}"' + chr(10) for k, v in (extra or {}).items())}
 [iterations]
 # load: the paper's injection rate; offered: f x load, a fraction of a host's link
 load = {toml_list(loads)}
@@ -203,15 +207,7 @@ offered = {toml_list([round(f * x, 5) for x in loads])}
 rtload = {toml_list([round(f * x * rt / 100, 5) for x in loads])}
 beload = {toml_list([round(f * x * be / 100, 5) for x in loads])}
 reading = ["{reading}"]
-scheme = {toml_list(schemes)}
-routing = {toml_list([r[0] for r in rows])}
-options = {toml_list([r[1] for r in rows])}
-dropper = {toml_list([r[2] for r in rows])}
-dropopts = {toml_list(dropopts)}
-selector = {toml_list([r[4] for r in rows])}
-adaptive = {toml_list([r[5] for r in rows])}
-sourcepath = {toml_list([r[6] for r in rows])}
-"""
+{scheme_lines(schemes, rows, dropopts)}"""
     path = HERE / f"{name}.toml"
     path.write_text(text)
     return path
@@ -412,20 +408,7 @@ together = [["scheme", "routing", "options", "dropper", "dropopts", "selector", 
             ["fabric", "offered", "rtload", "beload"]]
 
 [parameters]
-"**.routing" = "${{routing}}"
-"**.routingOptions" = "${{options}}"
-"**.sm.lmc" = "7"
-"**.optionBits" = "7"
-"**.optionsWhen" = "slid"
-"**.adaptiveBy" = "slid"
-"**.pathSelector" = "${{selector}}"
-"**.adaptive" = "${{adaptive}}"
-"**.randomPath" = "${{sourcepath}}"
-"**.dropper" = "${{dropper}}"
-"**.dropperOptions" = "${{dropopts}}"
-"**.load" = "${{beload}}"
-"**.realtimeLoad" = "${{rtload}}"
-
+{PARAMETERS}
 [iterations]
 load = {load}
 fabric = {toml_list(list(FABRICS))}
@@ -433,15 +416,7 @@ offered = {toml_list([round(x * load, 5) for x in f])}
 rtload = {toml_list([round(x * load * rt / 100, 5) for x in f])}
 beload = {toml_list([round(x * load * be / 100, 5) for x in f])}
 reading = ["{reading}"]
-scheme = {toml_list(schemes)}
-routing = {toml_list([r[0] for r in rows])}
-options = {toml_list([r[1] for r in rows])}
-dropper = {toml_list([r[2] for r in rows])}
-dropopts = {toml_list(dropopts)}
-selector = {toml_list([r[4] for r in rows])}
-adaptive = {toml_list([r[5] for r in rows])}
-sourcepath = {toml_list([r[6] for r in rows])}
-"""
+{scheme_lines(schemes, rows, dropopts)}"""
     path = HERE / f"{name}.toml"
     path.write_text(text)
     print(path)
