@@ -265,7 +265,10 @@ class Experiment:
         topo = exp["topology"]
         if isinstance(topo, dict):
             if "generator" not in topo:
-                raise self._error(("experiment", "topology"), "a generated topology needs 'generator' (one of: fattree, hypercube, irregular, mesh, torus)", value=True)
+                from ibfabric.topologies.generators import KINDS
+
+                raise self._error(("experiment", "topology"),
+                                  f"a generated topology needs 'generator' (one of: {', '.join(sorted(KINDS))})", value=True)
             for key, v in topo.items():
                 self._check_template(("experiment", "topology", key), v, (str, int, float, bool, list))
         else:

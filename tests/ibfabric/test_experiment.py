@@ -278,7 +278,7 @@ class TestGeneratedTopology:
         assert dict(load(text).runs()[0].generator)["dimension"] == 2
 
     @pytest.mark.parametrize("old, new, col, message", [
-        ('"irregular"', '"irreg"', 26, "unknown generator 'irreg'; did you mean 'irregular'? (valid: fattree, hypercube, irregular, mesh, torus)"),
+        ('"irregular"', '"irreg"', 26, "unknown generator 'irreg'; did you mean 'irregular'? (valid: fattree, hypercube, irregular, kim2007, mesh, torus)"),
         ("links_per_switch = 4", "linksper = 4", 58, "generator 'irregular' has no parameter 'linksper'"),
         ("links_per_switch = 4", 'links_per_switch = "4"', 77, "'links_per_switch' of generator 'irregular' must be an integer"),
         ("links_per_switch = 4", "links_per_switch = 1", 12, "generator 'irregular': 'links_per_switch' must be at least 2"),
@@ -338,7 +338,8 @@ class TestErrors:
         (HEAD.replace('"10us"', '"0us"'), "4:8", "the time must be positive"),
         (HEAD + 'warmup = "10us"\n', "5:10", "the warmup (10us) must end before the time (10us)"),
         (HEAD.replace('"irregular16"', "[1]"), "3:12", "'topology' must be a string or a generator table (got a list)"),
-        (HEAD.replace('"irregular16"', "{ switches = 4 }"), "3:12", "a generated topology needs 'generator'"),
+        (HEAD.replace('"irregular16"', "{ switches = 4 }"), "3:12",
+         "a generated topology needs 'generator' (one of: fattree, hypercube, irregular, kim2007, mesh, torus)"),
         (HEAD + "together = 'a'\n", "5:12", "'together' must be a list of lists"),
         (HEAD + "together = [['a']]\n", "5:12", "'together' names 'a', not an iteration variable"),
         (HEAD + "together = [['a', 'a']]\n[iterations]\na = [1]\n", "5:12", "'together' names 'a' twice"),
