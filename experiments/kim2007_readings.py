@@ -36,10 +36,11 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py reductions RESULTS  # each scheme's reduction against SPF, per load
   python experiments/kim2007_readings.py versus RESULTS A B  # scheme B against scheme A, seed by seed
   python experiments/kim2007_readings.py seedwise RESULTS...  # the reductions against SPF seed by seed (fabric by fabric)
+  python experiments/kim2007_readings.py latency CLASS RESULTS...  # one class's latency and reduction, seed by seed
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
   python experiments/kim2007_readings.py gather RESULTS...  # keep their runs in experiments/results/kim2007.json
 
-The six tables take --committed: the runs gather kept of each RESULTS directory's experiment, not the
+The seven tables take --committed: the runs gather kept of each RESULTS directory's experiment, not the
 directory (the README's Kim tables are printed so and checked by experiments/readme_tables.py).
 """
 
@@ -794,6 +795,36 @@ def seedwise(dirs: list[str], base: str = "spf", committed: bool = False) -> Non
             print("| " + " | ".join([load, scheme, " / ".join(names)] + cells) + " |")
 
 
+def latency(cls: str, dirs: list[str], base: str = "spf", committed: bool = False) -> None:
+    """One latency class (*cls*: a name of :data:`REDUCED`, e.g. "control") per experiment and load: each scheme's
+    mean latency seed by seed (repetition 0 first) and each scheme's reduction against *base* on the same seed
+    (1 - x / base, in percent); "-" where a run has no figure."""
+    names = dict(REDUCED)
+    if cls not in names:
+        raise SystemExit(f"latency: no class {cls!r} (one of {', '.join(names)})")
+    key = names[cls]
+    order = list(SCHEMES)
+    found = [(d, [r for r in rows(d, committed) if r["status"] == "ok"]) for d in dirs]
+    schemes = sorted({r["scheme"] for _, runs in found for r in runs}, key=lambda s: (order.index(s.split("@")[0]), s))
+    others = [s for s in schemes if s != base]
+    head = (["experiment", "load", "seeds"] + [f"{cls}: {s} (us)" for s in schemes]
+            + [f"reduction: {s}" for s in others])
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for d, runs in found:
+        for load in sorted({r["load"] for r in runs}, key=float):
+            at = {(r["scheme"], r.get("repetition", "0")): _num(r, key) for r in runs if r["load"] == load}
+            reps = sorted({rep for _, rep in at}, key=int)
+            cells = [" / ".join("-" if at.get((s, rep)) is None else f"{at[(s, rep)] / 1000:,.1f}" for rep in reps)
+                     for s in schemes]
+            for s in others:
+                xs = [None if at.get((base, rep)) in (None, 0) or at.get((s, rep)) is None
+                      else 100 * (1 - at[(s, rep)] / at[(base, rep)]) for rep in reps]
+                cells.append(" / ".join("-" if x is None else _percent(x) for x in xs)
+                             + (" %" if any(x is not None for x in xs) else ""))
+            print("| " + " | ".join([Path(d).name, load, str(len(reps))] + cells) + " |")
+
+
 def versus(directory: str, a: str, b: str, committed: bool = False) -> None:
     """Scheme *b* against scheme *a*, seed by seed (each repetition pairs the two on the same traffic): per load and
     latency class, both means over the seeds, *b*'s change against *a* on each seed, and on how many seeds *b* is
@@ -839,13 +870,14 @@ def deadlocks(dirs: list[str], committed: bool = False) -> None:
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("factors", "files", "figures", "hll", "hllseeds", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
                                          "selectors", "adaptive", "control", "versus", "gather", "seedwise", "fabrics",
-                                         "hllload"):
+                                         "hllload", "latency"):
         print(__doc__)
         return 2
     committed = "--committed" in argv[1:]
     argv = [argv[0]] + [a for a in argv[1:] if a != "--committed"]
-    if committed and argv[0] not in ("table", "mtable", "reductions", "seedwise", "versus", "deadlocks"):
-        print(f"{argv[0]}: --committed is for the tables (table, mtable, reductions, seedwise, versus, deadlocks)",
+    if committed and argv[0] not in ("table", "mtable", "reductions", "seedwise", "versus", "deadlocks", "latency"):
+        print(f"{argv[0]}: --committed is for the tables (table, mtable, reductions, seedwise, versus, deadlocks, "
+              "latency)",
               file=sys.stderr)
         return 2
     if argv[0] == "factors":
@@ -887,6 +919,8 @@ def main(argv: list[str]) -> int:
         deadlocks(argv[1:], committed)
     elif argv[0] == "reductions":
         reductions(argv[1], committed=committed)
+    elif argv[0] == "latency":
+        latency(argv[1], argv[2:], committed=committed)
     elif argv[0] == "seedwise":
         seedwise(argv[1:], committed=committed)
     elif argv[0] == "gather":

@@ -348,6 +348,25 @@ def test_kim2007_seedwise_pairs_by_seed(monkeypatch, capsys):
     assert capsys.readouterr().out.splitlines()[2] == "| 0.6 | spf+drop | 7 | 60 % | - | 0 % | - | - |"
 
 
+def test_kim2007_latency_by_seed(monkeypatch, capsys):
+    """latency: one class's mean per scheme seed by seed (us) and each scheme's reduction against SPF of the same
+    seed, per experiment and load; a run without the figure is "-"; an unknown class is a one-line error."""
+    mod = kim2007_readings()
+    runs = {"results/x_fig7": [{"load": "0.5", "repetition": rep, "scheme": scheme, "status": "ok",
+                                "control_latency_mean": v}
+                               for scheme, rep, v in (("spf", "0", "20000"), ("spf", "1", "10000"),
+                                                      ("mp+lfu+drop", "0", "10000"), ("mp+lfu+drop", "1", "12500"),
+                                                      ("mp+credit+drop", "0", "9000"), ("mp+credit+drop", "1", ""))]}
+    monkeypatch.setattr(mod, "rows", lambda directory, committed=False: runs[directory])
+    mod.latency("control", ["results/x_fig7"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("| experiment | load | seeds | control: spf (us) | control: mp+lfu+drop (us) "
+                      "| control: mp+credit+drop (us) | reduction: mp+lfu+drop | reduction: mp+credit+drop |")
+    assert out[2] == "| x_fig7 | 0.5 | 2 | 20.0 / 10.0 | 10.0 / 12.5 | 9.0 / - | 50 / -25 % | 55 / - % |"
+    with pytest.raises(SystemExit, match="latency: no class 'ctrl'"):
+        mod.latency("ctrl", ["results/x_fig7"])
+
+
 def test_kim2007_committed_rows(monkeypatch, tmp_path, capsys):
     """gather keeps a sweep's runs (only what the tables read, each experiment replacing its own, the others
     kept) and the tables print the same from them as from the sweep; the kept keys cover every table's."""
