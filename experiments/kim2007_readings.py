@@ -920,6 +920,9 @@ def main(argv: list[str]) -> int:
     elif argv[0] == "reductions":
         reductions(argv[1], committed=committed)
     elif argv[0] == "latency":
+        if len(argv) < 3:
+            print("usage: kim2007_readings.py latency [--committed] CLASS RESULTS...", file=sys.stderr)
+            return 2
         latency(argv[1], argv[2:], committed=committed)
     elif argv[0] == "seedwise":
         seedwise(argv[1:], committed=committed)
