@@ -37,10 +37,11 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py versus RESULTS A B  # scheme B against scheme A, seed by seed
   python experiments/kim2007_readings.py seedwise RESULTS...  # the reductions against SPF seed by seed (fabric by fabric)
   python experiments/kim2007_readings.py latency CLASS RESULTS...  # one class's latency and reduction, seed by seed
+  python experiments/kim2007_readings.py beside A B   # Fig. 10's latencies of A's runs beside B's (same load, policy)
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
   python experiments/kim2007_readings.py gather RESULTS...  # keep their runs in experiments/results/kim2007.json
 
-The seven tables take --committed: the runs gather kept of each RESULTS directory's experiment, not the
+The eight tables take --committed: the runs gather kept of each RESULTS directory's experiment, not the
 directory (the README's Kim tables are printed so and checked by experiments/readme_tables.py).
 """
 
@@ -854,6 +855,36 @@ def versus(directory: str, a: str, b: str, committed: bool = False) -> None:
         print("| " + " | ".join([load, str(len(reps))] + means + changes) + " |")
 
 
+BESIDE = (("multicast", "multicast"), ("member", "member"), ("member from injection", "member network"),
+          ("unicast real time", "unicast"), ("best effort", "best_effort_latency_mean"))
+
+
+def beside(a: str, b: str, committed: bool = False) -> None:
+    """Fig. 10's latencies of the runs of *a* beside those of *b* (us, "a / b"): one row per load and policy (or
+    engine) that both ran, in mtable's order."""
+    runs = []
+    for d in (a, b):
+        found = [r for r in rows(d, committed) if r["status"] == "ok"]
+        by = "policy" if any("policy" in r for r in found) else "engine"
+        runs.append({(r["load"], r[by], r.get("repetition", "0")): r for r in found})
+    order = list(POLICIES) if by == "policy" else list(ENGINES)
+    head = ["load", by] + [c for c, _ in BESIDE]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for key in sorted(set(runs[0]) & set(runs[1]),
+                      key=lambda k: (float(k[0]), order.index(k[1].split(" ")[0]), k[1], int(k[2]))):
+        cells = []
+        for _, col in BESIDE:
+            pair = []
+            for side in runs:
+                r = side[key]
+                v = multicast_cells(r)[col] if col in ("multicast", "member", "member network", "unicast") \
+                    else _num(r, col)
+                pair.append("-" if v is None else f"{v / 1000:,.1f}")
+            cells.append(" / ".join(pair))
+        print("| " + " | ".join([key[0], labelled(key[1], key[2])] + cells) + " |")
+
+
 def deadlocks(dirs: list[str], committed: bool = False) -> None:
     """The deadlocked runs: when, and the cycle of full buffers the watchdog found (summary.json)."""
     print("| experiment | load | scheme | deadlock at (ms) | cycle |")
@@ -870,14 +901,15 @@ def deadlocks(dirs: list[str], committed: bool = False) -> None:
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("factors", "files", "figures", "hll", "hllseeds", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
                                          "selectors", "adaptive", "control", "versus", "gather", "seedwise", "fabrics",
-                                         "hllload", "latency"):
+                                         "hllload", "latency", "beside"):
         print(__doc__)
         return 2
     committed = "--committed" in argv[1:]
     argv = [argv[0]] + [a for a in argv[1:] if a != "--committed"]
-    if committed and argv[0] not in ("table", "mtable", "reductions", "seedwise", "versus", "deadlocks", "latency"):
+    if committed and argv[0] not in ("table", "mtable", "reductions", "seedwise", "versus", "deadlocks", "latency",
+                                     "beside"):
         print(f"{argv[0]}: --committed is for the tables (table, mtable, reductions, seedwise, versus, deadlocks, "
-              "latency)",
+              "latency, beside)",
               file=sys.stderr)
         return 2
     if argv[0] == "factors":
@@ -915,6 +947,11 @@ def main(argv: list[str]) -> int:
         versus(*argv[1:4], committed=committed)
     elif argv[0] == "mtable":
         mtable([a for a in argv[1:] if a != "--network"], network="--network" in argv, committed=committed)
+    elif argv[0] == "beside":
+        if len(argv) != 3:
+            print("usage: kim2007_readings.py beside [--committed] A B", file=sys.stderr)
+            return 2
+        beside(argv[1], argv[2], committed=committed)
     elif argv[0] == "deadlocks":
         deadlocks(argv[1:], committed)
     elif argv[0] == "reductions":

@@ -367,6 +367,28 @@ def test_kim2007_latency_by_seed(monkeypatch, capsys):
         mod.latency("ctrl", ["results/x_fig7"])
 
 
+def test_kim2007_beside(monkeypatch, capsys):
+    """beside: Fig. 10's latencies of one sweep's runs beside another's (us, "a / b"), one row per load and policy
+    that both ran ok, in the policies' order; a figure a run lacks is "-"."""
+    mod = kim2007_readings()
+
+    def run(load, policy, multicast, best_effort, status="ok"):
+        return {"load": load, "policy": policy, "status": status, "best_effort_latency_mean": best_effort,
+                "multicast_groups_g1_latency_mean": multicast, "multicast_groups_g1_latency_count": "10"}
+
+    runs = {"a": [run("0.5", "linear", "20000", "1000"), run("0.5", "separate", "30000", ""),
+                  run("0.6", "separate", "40000", "2000"), run("0.6", "linear", "1", "1", status="deadlock")],
+            "b": [run("0.5", "separate", "15000", "1500"), run("0.5", "linear", "25000", "500"),
+                  run("0.6", "linear", "9", "9"), run("0.4", "separate", "9", "9")]}
+    monkeypatch.setattr(mod, "rows", lambda directory, committed=False: runs[directory])
+    mod.beside("a", "b")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "| load | policy | multicast | member | member from injection | unicast real time | best effort |"
+    assert out[2:] == ["| 0.5 | separate | 30.0 / 15.0 | - / - | - / - | - / - | - / 1.5 |",
+                       "| 0.5 | linear | 20.0 / 25.0 | - / - | - / - | - / - | 1.0 / 0.5 |"]
+    assert mod.main(["beside", "a"]) == 2
+
+
 def test_kim2007_committed_rows(monkeypatch, tmp_path, capsys):
     """gather keeps a sweep's runs (only what the tables read, each experiment replacing its own, the others
     kept) and the tables print the same from them as from the sweep; the kept keys cover every table's."""
