@@ -135,6 +135,10 @@ class Switch(IBNode):
         if self.escape_buffer and self.escape_buffer > self.vl_buffer - CREDIT_BYTES:
             raise ConfigError(f"{self.path}: 'escapeBufferSize' ({self.escape_buffer}B) leaves no adaptive part of"
                               f" the {self.vl_buffer}B VL buffer")
+        self.out_escape = self.int_param("outputEscapeBufferSize", 0, 1 << 30)
+        if self.out_escape and self.out_buffer and self.out_escape > self.out_buffer - CREDIT_BYTES:
+            raise ConfigError(f"{self.path}: 'outputEscapeBufferSize' ({self.out_escape}B) leaves no adaptive part"
+                              f" of the {self.out_buffer}B output VL buffer")
         self.selector = None
         self.lifetimes = bool(getattr(self.dropper, "lifetimes", False))
         self.xbar_arbiter = str(p["crossbarArbiter"])
@@ -172,6 +176,8 @@ class Switch(IBNode):
             tx_by_port[port] = tx
         if self.escape_buffer:
             self._check_escape_halves()
+        if self.out_escape:
+            self._check_output_adaptive_part()
         if self.option_bits:
             for tx in self.tx.values():
                 peer = tx.peer_rx.node
@@ -197,6 +203,17 @@ class Switch(IBNode):
                     f"{self.path}: the {part} part of the {self.vl_buffer}B VL buffer ({size}B, escapeBufferSize"
                     f" {self.escape_buffer}B) cannot hold a {largest}B packet (MTU + header); raise vlBufferSize"
                     f" or lower the MTU")
+
+    def _check_output_adaptive_part(self) -> None:
+        """The adaptive part of a split output VL buffer must hold a whole packet (escape-option packets may
+        fill the whole buffer, so its escape part need not)."""
+        largest = max((n.mtu + n.header_size for n in self.sim.ib_nodes if not n.is_switch), default=0)
+        adaptive = (self.out_buffer // CREDIT_BYTES - self.plan.out_reserve) * CREDIT_BYTES
+        if adaptive < largest:
+            raise ConfigError(
+                f"{self.path}: the adaptive part of the {self.out_buffer}B output VL buffer ({adaptive}B,"
+                f" outputEscapeBufferSize {self.out_escape}B) cannot hold a {largest}B packet (MTU + header);"
+                f" raise outputBufferSize or lower the MTU")
 
     def _sl2vl_table(self, nvl: int) -> list[int]:
         """The default SL-to-VL table towards a port with *nvl* data VLs (one shared list per nvl)."""

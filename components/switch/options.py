@@ -29,6 +29,13 @@ and Kim et al.'s multipath routing (2007, §3.3-3.4):
   packet to fit.  With output buffers "will have" counts the packets queued
   in the output VL buffer before it, and the packet must fit that buffer
   too; the reserve is then kept when it is sent, without another check.
+  ``outputEscapeBufferSize`` splits the output VL buffers as well (Martínez
+  §5.1: "the adaptive and escape queues implemented on each buffer"): a
+  packet crossing on an adaptive option must also leave that much of its
+  output buffer free, i.e. fit in the buffer's adaptive part; an escape
+  option's packet may fill the whole buffer.  The output buffer needs no
+  second read point: an adaptive packet in it has its credits downstream
+  counted before it crosses, so its head never waits on them.
 
 What an option port must take into account comes from its output side
 (``free_at()``, ``room``, ``downstream_free()``: :mod:`~ibfabric.components.switch.tx`), so options
@@ -137,7 +144,8 @@ class OptionSet:
             tx = o.tx
             vl = o.sl2vl[p.sl]
             if vl < tx.nvl and o.pmask & p.paths:
-                out.append((tx, vl, p.credits + (tx.escape_reserve if o.adaptive and tx.obuf is None else 0)))
+                out.append((tx, vl, p.credits + ((tx.escape_reserve if tx.obuf is None else tx.oreserve)
+                                                 if o.adaptive else 0)))
         return out
 
     def active(self, p) -> bool:
@@ -147,7 +155,8 @@ class OptionSet:
     def eligible(self, p, now: float) -> list[tuple[Option, int, int]]:
         """``(option, vl, free credits)`` of each option that could take *p* at *now*: its port is Active
         and may take a crossing now, the packet fits its room, and the credits downstream are enough
-        (beyond the escape reserve for an adaptive option)."""
+        (beyond the escape reserve for an adaptive option, which must also leave the output buffer's own
+        reserve free)."""
         out = []
         sl = p.sl
         paths = p.paths
@@ -160,7 +169,8 @@ class OptionSet:
             free = tx.downstream_free(vl, now)
             if o.adaptive:
                 free -= tx.escape_reserve
-            if free >= cr and (tx.obuf is None or tx.ofree[vl] + tx.freed_by(vl, now) >= cr):
+            if free >= cr and (tx.obuf is None or tx.ofree[vl] + tx.freed_by(vl, now)
+                               >= (cr + tx.oreserve if o.adaptive else cr)):
                 out.append((o, vl, free))
         return out
 
@@ -211,7 +221,8 @@ def options_pick(tx, vl: int, now: float):
             n = p.credits
             if p.opt > 0:
                 if buffered:
-                    fits = n <= room and tx.downstream_free(vl, now) - tx.escape_reserve >= n
+                    fits = n + tx.oreserve <= room and tx.downstream_free(vl, now) - tx.escape_reserve >= n
+                    n += tx.oreserve
                 else:
                     n += tx.escape_reserve
                     fits = n <= room
@@ -230,7 +241,7 @@ def options_pick(tx, vl: int, now: float):
             # this port may take it once it has the room, if it is one of the packet's options
             for o in op.options:
                 if o.tx is tx and o.pmask & p.paths:
-                    n = p.credits + (tx.escape_reserve if o.adaptive and not buffered else 0)
+                    n = p.credits + ((tx.oreserve if buffered else tx.escape_reserve) if o.adaptive else 0)
                     if need == 0 or n < need:
                         need = n
                     break
@@ -271,7 +282,7 @@ def options_sendable(tx, now: float) -> bool:
             if op is tx:
                 n = p.credits
                 if p.opt > 0 and buffered:
-                    fits = n <= room and tx.downstream_free(vl, now) - tx.escape_reserve >= n
+                    fits = n + tx.oreserve <= room and tx.downstream_free(vl, now) - tx.escape_reserve >= n
                 else:
                     fits = n + (tx.escape_reserve if p.opt > 0 else 0) <= room
                 if fits:
@@ -310,16 +321,18 @@ def options_next_transfer(tx, after: float) -> float:
             n = p.credits
             op = p.out_port
             if op is tx:
-                down = n + tx.escape_reserve if p.opt > 0 else 0
+                adaptive = p.opt > 0
+                down = n + tx.escape_reserve if adaptive else 0
             else:
                 down = 0
                 for o in op.options:
                     if o.tx is tx and o.pmask & p.paths:
-                        down = n + (tx.escape_reserve if o.adaptive else 0)
+                        adaptive = o.adaptive
+                        down = n + (tx.escape_reserve if adaptive else 0)
                         break
                 if not down:
                     continue
-            t = tx.room_time(vl, n, t)
+            t = tx.room_time(vl, n + tx.oreserve if adaptive else n, t)
             if down and t < best:
                 t = tx.credit_time(vl, down + tx.oqueued[vl], t)
             if t < best:

@@ -9,8 +9,8 @@ route                  ``optionBits``, ``optionsWhen``, ``selectAt``,  one port;
                        ``pathSelector``; the MFT and ``replication``   lookup or arbitration; copy sets
 crossbar               ``crossbarArbiter``, ``crossbarWeights``,       FIFO or weighted round robin
                        ``crossbarSpeedup``
-output side            ``outputBufferSize``                            straight to the link, or output VL
-                                                                       buffers
+output side            ``outputBufferSize``,                           straight to the link, or output VL
+                       ``outputEscapeBufferSize``                      buffers (split like the inputs)
 VL arbiter             ``arbiter`` (a plugin)                          IBA VLArb tables, ...
 watchers               ``dropper`` (a plugin); the subnet manager's    lifetimes (HLL, SLL), arrival checks;
                        ``congestionControl``                           FECN marking (congestion control)
@@ -24,6 +24,8 @@ something for a choice of another stage needs that choice --
 - ``escapeBufferSize > 0`` splits a FIFO for the escape paths of routing
   options: it needs ``optionBits > 0`` and a FIFO per input VL
   (``inputQueues`` "fifo" or "auto");
+- ``outputEscapeBufferSize > 0`` keeps part of each output VL buffer for
+  escape-option packets: it needs output buffers and ``optionBits > 0``;
 - ``crossbarWeights`` weights the round robin: it needs
   ``crossbarArbiter = "wrr"``;
 - a replication engine that must send its copies first (``synchronous``:
@@ -57,6 +59,13 @@ def check(sw) -> None:
             raise ConfigError(f"{path}: 'escapeBufferSize' ({sw.escape_buffer}B) splits one FIFO per input VL into"
                               f" adaptive and escape parts: it needs inputQueues = \"fifo\" (or \"auto\"), not"
                               f" \"voq\"")
+    if sw.out_escape:
+        if not sw.out_buffer:
+            raise ConfigError(f"{path}: 'outputEscapeBufferSize' ({sw.out_escape}B) splits the output VL buffers:"
+                              f" it needs 'outputBufferSize' > 0")
+        if not sw.option_bits:
+            raise ConfigError(f"{path}: 'outputEscapeBufferSize' ({sw.out_escape}B) keeps output-buffer space for"
+                              f" the escape option of routing options: it needs 'optionBits' > 0")
     if sw.xbar_arbiter == "fifo" and str(p["crossbarWeights"]).strip():
         raise ConfigError(f"{path}: 'crossbarWeights' weights the round robin: it needs crossbarArbiter = \"wrr\"")
 
@@ -69,6 +78,8 @@ class Plan:
         self.sw = sw
         #: credits of each output VL buffer (0: straight to the link)
         self.out_credits = sw.out_buffer // CREDIT_BYTES
+        #: credits of each output VL buffer that adaptive-option packets may not fill (``outputEscapeBufferSize``)
+        self.out_reserve = -(-sw.out_escape // CREDIT_BYTES)
         #: routing options: the crossbar's choice takes them into account
         self.options = bool(sw.option_bits)
         self.wrr = sw.xbar_arbiter == "wrr"

@@ -72,6 +72,7 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         "room", "chosen",
         "plan", "engine", "mq", "mfifo", "owner", "mprio", "escape_reserve", "xweights", "xptr", "xused",
         "obuf", "ocap", "ofree", "oqueued", "osince", "on_link", "xfree", "rr", "link_free",  # (OutputBuffers')
+        "oreserve",  # (last: read on the routing-options path only; the slots before it keep their places)
     )
 
     def __init__(self, node, port: int, link, nvl: int, arbiter, env, plan):
@@ -80,6 +81,8 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         self.chosen: list = [None] * nvl
         #: credits of the next buffer kept for escape-option packets (routing options; 0 without)
         self.escape_reserve = 0
+        #: credits of this port's output VL buffers that a packet crossing on an adaptive option may not fill
+        self.oreserve = plan.out_reserve
         #: the replication engine, once the switch has multicast entries (:mod:`~ibfabric.components.switch.multicast`)
         self.engine = None
         self.mq: list = []
@@ -352,11 +355,12 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
     def ways(self, p) -> list[tuple]:
         """``[(self, vl, credits needed)]``: where the packet *p*, committed to this port, may go (the
         deadlock finder asks route targets this); an adaptive option's packet needs the escape reserve
-        downstream too."""
+        downstream too (with output buffers: the output buffer's own reserve, ``oreserve``)."""
         vl = p.out_vl
         if vl >= self.nvl:
             return []
-        return [(self, vl, p.credits + (self.escape_reserve if p.opt > 0 and self.obuf is None else 0))]
+        return [(self, vl, p.credits + ((self.escape_reserve if self.obuf is None else self.oreserve)
+                                        if p.opt > 0 else 0))]
 
     def has_work(self) -> bool:
         """Whether anything waits for this port (without which it sleeps until poked)."""

@@ -222,6 +222,70 @@ class TestRuns:
         assert a["latency_ns"] == b["latency_ns"] and a["packets_delivered"] == b["packets_delivered"]
 
 
+MARTINEZ_BUFFERS = {"**.vlBufferSize": "1024B", "**.escapeBufferSize": "512B", "**.outputBufferSize": "1024B"}
+
+
+class TestSplitOutputBuffer:
+    """``outputEscapeBufferSize`` (Martínez §5.1: "the adaptive and escape queues implemented on each buffer"):
+    an adaptive option needs its packet to fit the output VL buffer's adaptive part, the escape option only
+    the buffer."""
+
+    def option_set(self, **over):
+        sim = fa_sim(**MARTINEZ_BUFFERS, **{"**.outputEscapeBufferSize": "512B"}, **over)
+        sim.run("1ns")
+        for sw in (n for n in sim.ib_nodes if n.is_switch):
+            for route in next(iter(sw.rx.values())).routes:
+                if route is not None and isinstance(route[1], OptionSet) and len(route[1].options) == 2:
+                    return route[1]
+        raise AssertionError("no two-option DLID on irregular16")
+
+    @pytest.mark.parametrize("esc_free, ad_free, usable", [
+        (16, 16, [0, 1]),  # empty 16-credit output buffers, 8 kept for escape: the 4-credit packet fits either
+        (16, 12, [0, 1]),  # 12 free - 8 kept >= 4
+        (16, 11, [0]),     # 11 - 8 < 4: the adaptive part is full, only the escape option
+        (4, 11, [0]),      # the escape option's packet may fill the buffer's escape part
+        (3, 12, [1]),      # the escape output buffer has no room
+    ])
+    def test_hand_computed_states(self, esc_free, ad_free, usable):
+        os_ = self.option_set()
+        esc, ad = os_.options
+        assert (esc.adaptive, ad.adaptive) == (False, True)
+        for o, free in ((esc, esc_free), (ad, ad_free)):
+            assert o.tx.oreserve == 8 and o.tx.ocap == 16
+            assert o.tx.downstream_free(0, 0.0) - o.tx.escape_reserve >= 4  # downstream takes either
+            o.tx.ofree[0] = free
+        got = os_.eligible(Packet.make(1, 3, 256), 0.0)
+        assert [os_.options.index(o) for o, _vl, _free in got] == usable
+        assert os_.ways(Packet.make(1, 3, 256)) == [(esc.tx, 0, 4), (ad.tx, 0, 12)]
+
+    def test_escape_traffic_is_not_affected(self):
+        # deterministic packets all take the escape option, which may fill the whole output buffer
+        runs = [fa_sim(adaptive="0", load="0.6", check=False, **MARTINEZ_BUFFERS, **extra).run("20us")
+                for extra in ({}, {"**.outputEscapeBufferSize": "704B"})]
+        assert runs[0]["packets_delivered"] == runs[1]["packets_delivered"] > 1000
+        assert runs[0]["latency_ns"] == runs[1]["latency_ns"]
+
+    def test_equal_adaptive_parts_are_implied_by_the_downstream_rule(self):
+        # the paper's switch: 512 B adaptive parts at the output and downstream.  An adaptive packet crosses
+        # only if the downstream VL will keep C_E free beyond it and the packets queued before it, and a
+        # packet on the link holds its downstream credits until after it has left the output buffer: so the
+        # adaptive packets in an output buffer never exceed the downstream's adaptive part, and a split of the
+        # same size changes nothing
+        runs = [fa_sim(adaptive="1", load="0.9", check=False, **MARTINEZ_BUFFERS, **extra).run("10us")
+                for extra in ({}, {"**.outputEscapeBufferSize": "512B"})]
+        assert runs[0]["packets_delivered"] == runs[1]["packets_delivered"] > 1000
+        assert runs[0]["latency_ns"] == runs[1]["latency_ns"]
+
+    def test_a_smaller_adaptive_part_runs_audited_and_holds_adaptive_packets_back(self):
+        # 320 B adaptive part at the output: one 282 B adaptive packet at a time (downstream: 512 B);
+        # audited at every event (check=True): credits, buffers and conservation
+        split = {"**.outputEscapeBufferSize": "704B"}
+        s = fa_sim(adaptive="1", load="0.9", **MARTINEZ_BUFFERS, **split).run("10us")
+        assert s["conservation_ok"] and s["packets_dropped"] == 0 and s["packets_delivered"] > 1000
+        whole = fa_sim(adaptive="1", load="0.9", check=False, **MARTINEZ_BUFFERS).run("10us")
+        assert whole["latency_ns"] != s["latency_ns"]
+
+
 class TestErrors:
     @pytest.mark.parametrize("over, message", [
         ({"**.escapeBufferSize": "4032B", "**.vlBufferSize": "4096B"}, r"the adaptive part of the 4096B VL buffer \(64B.*cannot hold a 282B packet"),
@@ -230,6 +294,14 @@ class TestErrors:
         ({"**.optionBits": "0", "**.adaptive": "0"}, "'escapeBufferSize' .* splits the input buffers for the escape paths"
                                                      " of routing options: it needs 'optionBits' > 0"),
         ({"**.inputQueues": '"voq"'}, r"it needs inputQueues = \"fifo\" \(or \"auto\"\), not \"voq\""),
+        ({"**.outputEscapeBufferSize": "512B"}, r"'outputEscapeBufferSize' \(512B\) splits the output VL buffers: it"
+                                                " needs 'outputBufferSize' > 0"),
+        ({"**.outputBufferSize": "1024B", "**.outputEscapeBufferSize": "1024B"},
+         "'outputEscapeBufferSize' \\(1024B\\) leaves no adaptive part of the 1024B output VL buffer"),
+        ({"**.outputBufferSize": "1024B", "**.outputEscapeBufferSize": "832B"},
+         r"the adaptive part of the 1024B output VL buffer \(192B, outputEscapeBufferSize 832B\) cannot hold a 282B"),
+        ({"**.optionBits": "0", "**.adaptive": "0", "**.escapeBufferSize": "0B", "**.outputBufferSize": "1024B",
+          "**.outputEscapeBufferSize": "512B"}, "'outputEscapeBufferSize' .* it needs 'optionBits' > 0"),
         ({"**.pathSelector": '"fastest"'}, "fastest"),
         ({"**.sm.lmc": "0"}, "LMC >= 1"),
         ({"**.adaptive": "1.5"}, "'adaptive' must be a fraction"),

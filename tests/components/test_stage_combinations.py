@@ -239,6 +239,7 @@ def cases(draw, route: str) -> Case:
     options = route in ("fa", "multipath")
     organisation = draw(st.sampled_from(["fifo", "voq", "split"] if options else ["fifo", "voq"]))
     xbar = draw(st.sampled_from(["fifo", "wrr"]))
+    obuf = draw(st.sampled_from([0, 0, 320, 640, 1024]))
     ov = {"**.traffic": draw(st.sampled_from(["uniform", "hot-spot"]))}
     if ov["**.traffic"] == "hot-spot":
         ov["**.trafficOptions"] = "fraction=0.5 hotspot=0"  # half of all traffic to host 0: congestion
@@ -251,7 +252,7 @@ def cases(draw, route: str) -> Case:
         "**.sl": draw(st.sampled_from(["0", "0,1"])),
         "**.vlBufferSize": f"{vl_buffer}B",
         "**.inputQueues": "fifo" if organisation == "split" else organisation,
-        "**.outputBufferSize": f"{draw(st.sampled_from([0, 0, 320, 640, 1024]))}B",
+        "**.outputBufferSize": f"{obuf}B",
         "**.crossbarArbiter": xbar,
         "**.crossbarSpeedup": draw(st.sampled_from(["1", "1.25", "2"])),
         "**.routingUnits": draw(st.sampled_from(["0", "0", "1", "2"])),
@@ -265,6 +266,8 @@ def cases(draw, route: str) -> Case:
         ov["**.dropperOptions"] = f"hv={draw(st.sampled_from([0, 1]))}"  # 4.1 or 8.2 us at the head of a queue
     if organisation == "split":
         ov["**.escapeBufferSize"] = f"{vl_buffer // 2}B"
+    if options and obuf >= 640 and draw(st.booleans()):  # split output buffers: the adaptive part holds 282 B
+        ov["**.outputEscapeBufferSize"] = f"{draw(st.sampled_from([64, obuf - 320]))}B"
     sends: tuple = ()
     deadlock_free = True
     if route == "updn":
@@ -424,8 +427,9 @@ def test_every_stage_combination_conserves_credits_copies_and_runs(route, data):
     note(describe(case))
     deadlock, s = check_case(case)
     ov = case.overrides
-    event(f"{'split' if '**.escapeBufferSize' in ov else ov['**.inputQueues']} input buffers,"
-          f" {'output buffers' if ov['**.outputBufferSize'] != '0B' else 'straight to the link'}")
+    out = ("straight to the link" if ov["**.outputBufferSize"] == "0B" else
+           "split output buffers" if "**.outputEscapeBufferSize" in ov else "output buffers")
+    event(f"{'split' if '**.escapeBufferSize' in ov else ov['**.inputQueues']} input buffers, {out}")
     event("deadlock (allowed)" if deadlock else "no deadlock")
     if "**.sm.congestionControl" in ov:
         event(f"congestion control: {'BECNs' if s['congestion_control']['becn_received'] else 'no BECN'}")
