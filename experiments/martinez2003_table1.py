@@ -49,7 +49,7 @@ EXPERIMENTS = ("martinez2003_table1", "martinez2003_table1_large", "martinez2003
                "martinez2003_table1_roots32_32", "martinez2003_table1_best_root64",
                "martinez2003_table1_best_root64_unif", "martinez2003_table1_roots64_6link",
                "martinez2003_table1_best_root64_6link", "martinez2003_table1_router",
-               "martinez2003_table1_router_large", "martinez2003_table1_setup")
+               "martinez2003_table1_router_large", "martinez2003_table1_setup", "martinez2003_table1_osplit")
 #: The columns of the root experiments: "<column>, root swK" (Table 1's column with switch K as the up*/down*
 #: root), for these columns.
 ROOT_COLUMN = ", root "
@@ -63,7 +63,7 @@ ROOT_PAYLOAD = "Unif., payload, best root"
 BEST_ROOT = ", under the best root"
 #: Uniform traffic, MR/LS 2/4, with one choice the paper leaves open changed (the experiments name the column).
 VARIANTS = ("Unif., payload", "Unif., random selection", "Unif., adaptive first", "Unif., central root",
-            "Unif., one routing unit", "Unif., set-up at the head")
+            "Unif., one routing unit", "Unif., set-up at the head", "Unif., split output buffers")
 #: The column of the experiments that do not name theirs (uniform traffic, MR/LS 2/4, unless said here).
 EXPERIMENT_COLUMN = {"martinez2003_table1_br": "BR", "martinez2003_table1_nobuf": NOBUF}
 #: The window of the experiment files without a ``time`` variable.
