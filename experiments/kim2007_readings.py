@@ -37,6 +37,7 @@ computed here from the fabrics, never typed in:
   python experiments/kim2007_readings.py versus RESULTS A B  # scheme B against scheme A, seed by seed
   python experiments/kim2007_readings.py seedwise RESULTS...  # the reductions against SPF seed by seed (fabric by fabric)
   python experiments/kim2007_readings.py latency CLASS RESULTS...  # one class's latency and reduction, seed by seed
+  python experiments/kim2007_readings.py networks          # the networks' properties, the paper's beside them
   python experiments/kim2007_readings.py beside A B   # Fig. 10's latencies of A's runs beside B's (same load, policy)
   python experiments/kim2007_readings.py deadlocks RESULTS... # the deadlocked runs and their cycles
   python experiments/kim2007_readings.py gather RESULTS...  # keep their runs in experiments/results/kim2007.json
@@ -122,6 +123,67 @@ def factors(name: str) -> dict[str, float]:
     cut15 = sparsest if name == "kim2007_15" else factors("kim2007_15")["cut"]
     return {"host": 1.0, "spf": 1 / worst, "cut": sparsest, "bisection": min(half), "bytens": 4 / n,
             "vl": 1 / 16, "cut15": cut15}
+
+
+#: The networks' table: our fabric files, the paper's column beside the first.
+NETWORKS = ("kim2007_15", "kim2007_15_29hosts", "kim2007_30", "kim2007_30_58hosts")
+#: What the paper states of its 15-node network, row by row (networks()).
+PAPER_NETWORK = {"hosts": '"15-node"', "links": "- / 9", "bits": "9", "per switch": "1-2 (tables of 30 or 60)",
+                 "sizes": '"30 or 60"', "bridges": "-", "cdg": '"SPF may deadlock"', "bound": "Fig. 7 runs to 0.6"}
+
+
+def _sizes(sizes: dict) -> str:
+    """§3.3's table sizes of a fabric's switches: each size with its count of switches when there are two at
+    most, else their range."""
+    counts: dict[int, int] = {}
+    for v in sizes.values():
+        counts[v] = counts.get(v, 0) + 1
+    if len(counts) > 2:
+        return f"{min(counts)}-{max(counts)}"
+    parts = [f"{v} ({n})" for v, n in sorted(counts.items())]
+    if len(parts) > 1:
+        parts[0] = parts[0][:-1] + " switches)"
+    return ", ".join(parts)
+
+
+def networks() -> None:
+    """The networks' properties (Kim §3, §5.1) measured on the fabric files, the paper's beside the first: hosts,
+    links and independent cycles, the path bits Algorithm 2's cycles name (their GF(2) rank), cycles per switch,
+    §3.3's table sizes, bridges, whether SPF's channel dependencies are acyclic, and SPF's uniform saturation
+    bound (1 / the most host pairs a link carries, over the hosts' count less one)."""
+    from ibfabric.components.routing.routecheck import check_routes
+    from ibfabric.plugins import PluginSet
+    from ibfabric.plugins.routing.metrics import engine_figures
+    from ibfabric.topologies.generators import kim2007_properties
+
+    spf = PluginSet.load().routing_engines["spf"]
+    cols = {}
+    for name in NETWORKS:
+        f = fabric(name)
+        p = kim2007_properties(f)
+        g, n = switch_graph(name)
+        links = g.number_of_edges()
+        on = p["on_cycles"].values()
+        bridges = p["bridges"]
+        short = [f"{f.nodes[a].name.rsplit('.', 1)[-1]}-{f.nodes[b].name.rsplit('.', 1)[-1]}" for a, b in bridges]
+        named = f" ({', '.join(short)})" if 0 < len(bridges) <= 2 else ""
+        with_lids = f.with_lids()
+        cyclic = check_routes(spf(with_lids, {}, np.random.default_rng(1))).cycle
+        worst = engine_figures(with_lids, "spf", spf, {}, np.random.default_rng(1)).uniform_worst
+        cols[name] = {"hosts": str(len(f.cas)), "links": f"{links} / {links - n + 1}", "bits": str(p["independent"]),
+                      "per switch": f"{min(on)}-{max(on)}", "sizes": _sizes(p["table_sizes"]),
+                      "bridges": f"{len(bridges)}{named}", "cdg": "cyclic" if cyclic else "acyclic",
+                      "bound": f"{1 / worst:.3f}"}
+    rows = (("hosts", "hosts"), ("links", "switch links / independent cycles"),
+            ("bits", "path bits that name paths (GF(2) rank of Algorithm 2's cycles)"),
+            ("per switch", "cycles per switch"), ("sizes", "§3.3 table sizes (S x 2^cycles)"), ("bridges", "bridges"),
+            ("cdg", "SPF channel dependencies"), ("bound", "uniform SPF saturation bound (fraction of a host link)"))
+    heads = [NETWORKS[0], "paper (15-node)", *(h + " (old)" if h.endswith("hosts") else h for h in NETWORKS[1:])]
+    print("| | " + " | ".join(heads) + " |")
+    print("|" + "---|" * (len(heads) + 1))
+    for key, label in rows:
+        cells = [cols[NETWORKS[0]][key], PAPER_NETWORK[key], *(cols[n][key] for n in NETWORKS[1:])]
+        print(f"| {label} | " + " | ".join(cells) + " |")
 
 
 HEADER = """# Kim et al. 2007, Fig. {fig} schemes under the "{reading}" reading of the injection rate (issue 32),
@@ -901,7 +963,7 @@ def deadlocks(dirs: list[str], committed: bool = False) -> None:
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("factors", "files", "figures", "hll", "hllseeds", "fig9screen", "deadlock", "table", "reductions", "deadlocks", "multicast", "mtable", "seeds", "fig9fine",
                                          "selectors", "adaptive", "control", "versus", "gather", "seedwise", "fabrics",
-                                         "hllload", "latency", "beside"):
+                                         "hllload", "latency", "beside", "networks"):
         print(__doc__)
         return 2
     committed = "--committed" in argv[1:]
@@ -947,6 +1009,8 @@ def main(argv: list[str]) -> int:
         versus(*argv[1:4], committed=committed)
     elif argv[0] == "mtable":
         mtable([a for a in argv[1:] if a != "--network"], network="--network" in argv, committed=committed)
+    elif argv[0] == "networks":
+        networks()
     elif argv[0] == "beside":
         if len(argv) != 3:
             print("usage: kim2007_readings.py beside [--committed] A B", file=sys.stderr)

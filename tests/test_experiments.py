@@ -367,6 +367,24 @@ def test_kim2007_latency_by_seed(monkeypatch, capsys):
         mod.latency("ctrl", ["results/x_fig7"])
 
 
+def test_kim2007_networks(capsys):
+    """networks: the properties measured on the fabric files, the paper's column beside the first; table sizes as
+    counts when a fabric has two at most."""
+    mod = kim2007_readings()
+    assert mod._sizes({1: 30, 2: 60, 3: 60}) == "30 (1 switches), 60 (2)"
+    assert mod._sizes({1: 60, 2: 60}) == "60 (2)"
+    assert mod._sizes({1: 15, 2: 30, 3: 960}) == "15-960"
+    assert mod.main(["networks"]) == 0
+    cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in capsys.readouterr().out.splitlines()]
+    rows = {c[0]: c[1:] for c in cells}
+    assert rows[""] == ["kim2007_15", "paper (15-node)", "kim2007_15_29hosts (old)", "kim2007_30", "kim2007_30_58hosts (old)"]
+    assert rows["hosts"] == ["15", '"15-node"', "29", "30", "58"]
+    assert rows["path bits that name paths (GF(2) rank of Algorithm 2's cycles)"] == ["9", "9", "6", "17", "13"]
+    assert rows["bridges"] == ["0", "-", "1 (sw4-sw9)", "0", "4"]
+    assert rows["SPF channel dependencies"] == ["acyclic", '"SPF may deadlock"', "cyclic", "acyclic", "cyclic"]
+    assert rows["uniform SPF saturation bound (fraction of a host link)"][0] == "0.333"
+
+
 def test_kim2007_beside(monkeypatch, capsys):
     """beside: Fig. 10's latencies of one sweep's runs beside another's (us, "a / b"), one row per load and policy
     that both ran ok, in the policies' order; a figure a run lacks is "-"."""
