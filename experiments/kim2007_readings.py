@@ -15,7 +15,7 @@ computed here from the fabrics, never typed in:
   cut15      f = kim2007_15's cut factor on both fabrics: Fig. 9's rate per host is Figs. 7-8's (one
              absolute unit for the paper's three figures, set by the 15-switch network)
 
-  python experiments/kim2007_readings.py factors           # the factors, per fabric
+  python experiments/kim2007_readings.py factors [--table]  # the factors, per fabric (--table: README's table)
   python experiments/kim2007_readings.py files             # writes experiments/kim2007_readings_<reading>.toml
   python experiments/kim2007_readings.py figures READING   # kim2007_paper_fig{7,8,9}_<reading>.toml
   python experiments/kim2007_readings.py hll READING       # kim2007_paper_hll_<reading>.toml: HV 0-8
@@ -106,6 +106,45 @@ def cuts(g: nx.MultiGraph, most: int = 3):
             parts = list(nx.connected_components(h))
             if len(parts) == 2:
                 yield m, len(parts[0])
+
+
+def sparsest(name: str) -> tuple[float, int, int, int]:
+    """``(bound, links, switches on one side, switches)`` of the sparsest cut of at most 3 links of fabric *name*
+    (the lowest uniform-traffic bound over those cuts, one host per switch)."""
+    g, n = switch_graph(name)
+    bound, m, k = min((cut_bound(m, k, n), m, k) for m, k in cuts(g))
+    return bound, m, k, n
+
+
+#: The readings' rows of the factors table: reading -> what 100 % is (``{spf}``: SPF's busiest link on
+#: kim2007_15, ``{cut}``: what the sparsest cuts are).
+READING_TEXT = {
+    "host": "a host's link (what the experiment files and the first round used)",
+    "spf": "SPF's saturation bound: its busiest link carries {spf}",
+    "cut": "the sparsest cut's bound on uniform traffic, no routing can carry more ({cut})",
+    "bytens": "λ in bytes per ns over the whole network (Martínez's unit; a 1x SDR link carries 0.25 B/ns)",
+    "vl": "one VL's equal share of the link (16 VLs)",
+}
+
+
+def factors_table() -> None:
+    """The factors of the readings on kim2007_15 and kim2007_30 as a markdown table (``factors --table``)."""
+    names = ("kim2007_15", "kim2007_30")
+    f = {name: factors(name) for name in names}
+    hosts = len(fabric(names[0]).cas)
+    worst = 1 / f[names[0]]["spf"]
+    spf = f"{worst:.1f} x a host's rate ({worst * (hosts - 1):.0f} of the {hosts} x {hosts - 1} routes)"
+    cut = [sparsest(name) for name in names]
+    if all(k in (n // 2, (n + 1) // 2) and m == cut[0][1] for _, m, k, n in cut):
+        cut_text = (f"on both fabrics the sparsest cut is a balanced {cut[0][1]}-link cut, so this is also the "
+                    "bisection reading")
+    else:
+        cut_text = "; ".join(f"{name}: a {m}-link cut, {k} | {n - k} switches" for name, (_, m, k, n) in zip(names, cut))
+    print("| reading | 100 % is | " + " | ".join(f"f on {name}" for name in names) + " |")
+    print("|---|---|" + "---|" * len(names))
+    for reading, text in READING_TEXT.items():
+        print(f"| {reading} | {text.format(spf=spf, cut=cut_text)} | "
+              + " | ".join(f"{f[name][reading]:.4g}" for name in names) + " |")
 
 
 def factors(name: str) -> dict[str, float]:
@@ -974,7 +1013,9 @@ def main(argv: list[str]) -> int:
               "latency, beside)",
               file=sys.stderr)
         return 2
-    if argv[0] == "factors":
+    if argv[0] == "factors" and argv[1:] == ["--table"]:
+        factors_table()
+    elif argv[0] == "factors":
         for name in ("kim2007_15", "kim2007_30"):
             print(name, {k: round(v, 4) for k, v in factors(name).items()})
     elif argv[0] == "files":

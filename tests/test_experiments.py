@@ -180,6 +180,20 @@ def test_kim2007_readings_factors():
     assert kim2007_readings().factors("kim2007_30")["cut15"] == 0.5
 
 
+def test_kim2007_readings_factors_table(capsys):
+    """factors --table: the README's table, each reading's factor on both fabrics and what 100 % is, with the
+    figures behind the text computed (SPF's busiest link, the sparsest cuts)."""
+    mod = kim2007_readings()
+    bound, links, side, n = mod.sparsest("kim2007_15")
+    assert (bound, links, n) == (0.5, 2, 15) and side in (7, 8)  # 2 x 14 / (7 x 8)
+    assert mod.main(["factors", "--table"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "| reading | 100 % is | f on kim2007_15 | f on kim2007_30 |"
+    assert [r.split(" | ")[0].strip("| ") for r in out[2:]] == ["host", "spf", "cut", "bytens", "vl"]
+    assert "3.0 x a host's rate (42 of the 15 x 14 routes) | 0.3333 | 0.1381 |" in out[3]
+    assert "a balanced 2-link cut, so this is also the bisection reading) | 0.5 | 0.2578 |" in out[4]
+
+
 class TestBermudez2006Described:
     """experiments/bermudez2006_ops.py: PIRa and FERa counted as the paper describes them (Fig. 10, issue 32)."""
 
