@@ -181,7 +181,7 @@ def _sizes(sizes: dict) -> str:
         return f"{min(counts)}-{max(counts)}"
     parts = [f"{v} ({n})" for v, n in sorted(counts.items())]
     if len(parts) > 1:
-        parts[0] = parts[0][:-1] + " switches)"
+        parts[0] = parts[0][:-1] + (" switch)" if counts[min(counts)] == 1 else " switches)")
     return ", ".join(parts)
 
 
@@ -189,7 +189,7 @@ def networks() -> None:
     """The networks' properties (Kim §3, §5.1) measured on the fabric files, the paper's beside the first: hosts,
     links and independent cycles, the path bits Algorithm 2's cycles name (their GF(2) rank), cycles per switch,
     §3.3's table sizes, bridges, whether SPF's channel dependencies are acyclic, and SPF's uniform saturation
-    bound (1 / the most host pairs a link carries, over the hosts' count less one)."""
+    bound (one over the load of SPF's busiest link, in host link rates)."""
     from ibfabric.components.routing.routecheck import check_routes
     from ibfabric.plugins import PluginSet
     from ibfabric.plugins.routing.metrics import engine_figures
@@ -974,15 +974,12 @@ def beside(a: str, b: str, committed: bool = False) -> None:
     print("|" + "---|" * len(head))
     for key in sorted(set(runs[0]) & set(runs[1]),
                       key=lambda k: (float(k[0]), order.index(k[1].split(" ")[0]), k[1], int(k[2]))):
-        cells = []
-        for _, col in BESIDE:
-            pair = []
-            for side in runs:
-                r = side[key]
-                v = multicast_cells(r)[col] if col in ("multicast", "member", "member network", "unicast") \
-                    else _num(r, col)
-                pair.append("-" if v is None else f"{v / 1000:,.1f}")
-            cells.append(" / ".join(pair))
+        figures = []
+        for side in runs:
+            f = multicast_cells(side[key])
+            f["best_effort_latency_mean"] = _num(side[key], "best_effort_latency_mean")
+            figures.append(f)
+        cells = [" / ".join("-" if f[col] is None else f"{f[col] / 1000:,.1f}" for f in figures) for _, col in BESIDE]
         print("| " + " | ".join([key[0], labelled(key[1], key[2])] + cells) + " |")
 
 

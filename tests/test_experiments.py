@@ -385,7 +385,8 @@ def test_kim2007_networks(capsys):
     """networks: the properties measured on the fabric files, the paper's column beside the first; table sizes as
     counts when a fabric has two at most."""
     mod = kim2007_readings()
-    assert mod._sizes({1: 30, 2: 60, 3: 60}) == "30 (1 switches), 60 (2)"
+    assert mod._sizes({1: 30, 2: 60, 3: 60}) == "30 (1 switch), 60 (2)"
+    assert mod._sizes({1: 30, 2: 30, 3: 60}) == "30 (2 switches), 60 (1)"
     assert mod._sizes({1: 60, 2: 60}) == "60 (2)"
     assert mod._sizes({1: 15, 2: 30, 3: 960}) == "15-960"
     assert mod.main(["networks"]) == 0
