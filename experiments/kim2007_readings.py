@@ -112,8 +112,12 @@ def sparsest(name: str) -> tuple[float, int, int, int]:
     """``(bound, links, switches on one side, switches)`` of the sparsest cut of at most 3 links of fabric *name*
     (the lowest uniform-traffic bound over those cuts, one host per switch)."""
     g, n = switch_graph(name)
-    bound, m, k = min((cut_bound(m, k, n), m, k) for m, k in cuts(g))
-    return bound, m, k, n
+    return (*_sparsest(cuts(g), n), n)
+
+
+def _sparsest(found, n: int) -> tuple[float, int, int]:
+    """``(bound, links, switches on one side)`` of the sparsest of the cuts *found* ((links, side) pairs)."""
+    return min((cut_bound(m, k, n), m, k) for m, k in found)
 
 
 #: The readings' rows of the factors table: reading -> what 100 % is (``{spf}``: SPF's busiest link on
@@ -155,7 +159,7 @@ def factors(name: str) -> dict[str, float]:
     worst = engine_figures(fabric(name).with_lids(), "spf", spf, {}, np.random.default_rng(1)).uniform_worst
     g, n = switch_graph(name)
     found = list(cuts(g))
-    sparsest = min(cut_bound(m, k, n) for m, k in found)
+    sparsest = _sparsest(found, n)[0]
     half = [cut_bound(m, k, n) for m, k in found if k in (n // 2, (n + 1) // 2)]
     if not half:  # no balanced cut of <= 3 links: the smallest balanced cut by exhaustive search (n <= 20)
         raise SystemExit(f"{name}: no balanced cut of at most 3 links")
@@ -200,8 +204,8 @@ def networks() -> None:
     for name in NETWORKS:
         f = fabric(name)
         p = kim2007_properties(f)
-        g, n = switch_graph(name)
-        links = g.number_of_edges()
+        n = len(f.switches)
+        links = sum(1 for ln in f.links if f.is_switch[ln.a] and f.is_switch[ln.b])
         on = p["on_cycles"].values()
         bridges = p["bridges"]
         short = [f"{f.nodes[a].name.rsplit('.', 1)[-1]}-{f.nodes[b].name.rsplit('.', 1)[-1]}" for a, b in bridges]

@@ -192,9 +192,13 @@ class Switch(IBNode):
             rx.xbar_bt = xbar_bt
             rx.sl2vl_out = sl2vl_out.copy()
 
+    def _largest_packet(self) -> int:
+        """The largest packet the fabric's hosts send (MTU + header), in bytes."""
+        return max((n.mtu + n.header_size for n in self.sim.ib_nodes if not n.is_switch), default=0)
+
     def _check_escape_halves(self) -> None:
         """Each part of a split VL buffer must hold a whole packet (virtual cut-through)."""
-        largest = max((n.mtu + n.header_size for n in self.sim.ib_nodes if not n.is_switch), default=0)
+        largest = self._largest_packet()
         esc = -(-self.escape_buffer // CREDIT_BYTES) * CREDIT_BYTES
         adaptive = (self.vl_buffer // CREDIT_BYTES) * CREDIT_BYTES - esc
         for part, size in (("escape", esc), ("adaptive", adaptive)):
@@ -207,7 +211,7 @@ class Switch(IBNode):
     def _check_output_adaptive_part(self) -> None:
         """The adaptive part of a split output VL buffer must hold a whole packet (escape-option packets may
         fill the whole buffer, so its escape part need not)."""
-        largest = max((n.mtu + n.header_size for n in self.sim.ib_nodes if not n.is_switch), default=0)
+        largest = self._largest_packet()
         adaptive = (self.out_buffer // CREDIT_BYTES - self.plan.out_reserve) * CREDIT_BYTES
         if adaptive < largest:
             raise ConfigError(

@@ -144,8 +144,7 @@ class OptionSet:
             tx = o.tx
             vl = o.sl2vl[p.sl]
             if vl < tx.nvl and o.pmask & p.paths:
-                out.append((tx, vl, p.credits + ((tx.escape_reserve if tx.obuf is None else tx.oreserve)
-                                                 if o.adaptive else 0)))
+                out.append((tx, vl, p.credits + (tx.room_reserve() if o.adaptive else 0)))
         return out
 
     def active(self, p) -> bool:
@@ -222,7 +221,7 @@ def options_pick(tx, vl: int, now: float):
             if p.opt > 0:
                 if buffered:
                     fits = n + tx.oreserve <= room and tx.downstream_free(vl, now) - tx.escape_reserve >= n
-                    n += tx.oreserve
+                    n += tx.oreserve  # (the room it waits for)
                 else:
                     n += tx.escape_reserve
                     fits = n <= room
@@ -241,7 +240,7 @@ def options_pick(tx, vl: int, now: float):
             # this port may take it once it has the room, if it is one of the packet's options
             for o in op.options:
                 if o.tx is tx and o.pmask & p.paths:
-                    n = p.credits + ((tx.oreserve if buffered else tx.escape_reserve) if o.adaptive else 0)
+                    n = p.credits + (tx.room_reserve() if o.adaptive else 0)
                     if need == 0 or n < need:
                         need = n
                     break

@@ -359,8 +359,12 @@ class SwitchTx(OutputBuffers, InactiveSide, TxPort):
         vl = p.out_vl
         if vl >= self.nvl:
             return []
-        return [(self, vl, p.credits + ((self.escape_reserve if self.obuf is None else self.oreserve)
-                                        if p.opt > 0 else 0))]
+        return [(self, vl, p.credits + (self.room_reserve() if p.opt > 0 else 0))]
+
+    def room_reserve(self) -> int:
+        """Credits of ``room`` a packet on an adaptive option must leave free: the next buffer's escape part
+        straight to the link, the output buffer's own (``oreserve``) with output buffers."""
+        return self.escape_reserve if self.obuf is None else self.oreserve
 
     def has_work(self) -> bool:
         """Whether anything waits for this port (without which it sleeps until poked)."""
